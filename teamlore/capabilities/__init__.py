@@ -1,0 +1,1 @@
+"""What every surface (CLI, web, MCP, bots) calls; surfaces never touch stores directly."""

@@ -1,0 +1,98 @@
+"""Import an events file or a platform export: validate per item, ingest in batches, summarize."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from teamlore.connectors import ImportItem
+from teamlore.connectors.events_file import count_lines, read_events_file
+from teamlore.errors import ExportError
+from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, ingest
+
+BATCH_SIZE = 256
+MAX_ERRORS_KEPT = 1_000
+
+
+@dataclass
+class ImportSummary:
+    taken: int = 0
+    skipped: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    facts_created: int = 0
+    evidence_added: int = 0
+    retracted: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def note_error(self, location: str, reason: str) -> None:
+        self.skipped += 1
+        if len(self.errors) < MAX_ERRORS_KEPT:
+            self.errors.append(f"{location}: {reason}")
+
+    def absorb(self, location: str, result: IngestResult) -> None:
+        if result.outcome is Outcome.FAILED:
+            self.note_error(location, result.error or "failed")
+            return
+        self.taken += 1
+        self.outcomes[result.outcome.value] += 1
+        self.facts_created += len(result.created)
+        self.evidence_added += len(result.evidence_added)
+        self.retracted += len(result.retracted)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An import source: its items, and how many there will be (for a progress bar)."""
+
+    kind: str
+    items: Iterator[ImportItem]
+    total: int
+
+
+def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
+    from teamlore.connectors import slack_export
+
+    if not path.exists():
+        raise ExportError(f"{path} does not exist")
+    if slack_export.is_slack_export(path):
+        return Source(
+            "slack export",
+            slack_export.read_slack_export(path, max_chars, workspace),
+            slack_export.count_slack_messages(path),
+        )
+    if path.is_file():
+        return Source("events file", read_events_file(path, max_chars), count_lines(path))
+    raise ExportError(
+        f"{path} is neither an events file (JSON Lines) nor a Slack export "
+        "(a zip or folder with channels.json)"
+    )
+
+
+def import_items(
+    items: Iterable[ImportItem], deps: PipelineDeps, progress: Callable[[int], None] | None = None
+) -> ImportSummary:
+    summary = ImportSummary()
+    batch: list[ImportItem] = []
+
+    def flush() -> None:
+        results = ingest([item.event for item in batch if item.event is not None], deps)
+        for item, result in zip(batch, results, strict=True):
+            summary.absorb(item.location, result)
+        if progress:
+            progress(len(batch))
+        batch.clear()
+
+    for item in items:
+        if item.error is not None:
+            summary.note_error(item.location, str(item.error))
+            if progress:
+                progress(1)
+            continue
+        batch.append(item)
+        if len(batch) >= BATCH_SIZE:
+            flush()
+    if batch:
+        flush()
+    return summary

@@ -1,0 +1,100 @@
+"""Plain-data renderings of read results, shared by the CLI's --json, the HTTP API and MCP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
+from teamlore.domain import Fact, Source
+from teamlore.stores.protocols import AuditEvent
+from teamlore.timeutil import SENTINEL, iso
+
+
+def _bound(moment) -> str | None:
+    return None if moment == SENTINEL else iso(moment)
+
+
+def source_json(source: Source) -> dict[str, Any]:
+    return {
+        "message_id": source.message_id,
+        "author_id": source.author_id,
+        "author": source.author_name,
+        "ts": iso(source.ts),
+        "permalink": source.permalink,
+        "deleted": source.deleted_at is not None,
+    }
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    return {
+        "fact_id": fact.fact_id,
+        "version": fact.version,
+        "text": fact.statement,
+        "workspace": fact.workspace,
+        "channel": fact.channel,
+        "thread_id": fact.thread_id,
+        "type": fact.fact_type.value,
+        "status": fact.status.value,
+        "contested": fact.contested,
+        "entities": list(fact.entities),
+        "topic": fact.topic,
+        "importance": fact.importance,
+        "confidence": fact.confidence,
+        "origin": fact.origin,
+        "valid_from": iso(fact.valid_from),
+        "valid_to": _bound(fact.valid_to),
+        "recorded_from": iso(fact.recorded_from),
+        "recorded_to": _bound(fact.recorded_to),
+        "supersedes": list(fact.supersedes),
+        "superseded_by": fact.superseded_by,
+        "evidence": list(fact.evidence),
+    }
+
+
+def fact_view_json(view: FactView) -> dict[str, Any]:
+    return {
+        **fact_json(view.fact),
+        "score": round(view.score, 6),
+        "sources": [source_json(s) for s in view.sources],
+    }
+
+
+def receipt_json(receipt: Receipt) -> dict[str, Any]:
+    return {
+        "mode_requested": receipt.mode_requested,
+        "mode_used": receipt.mode_used,
+        "fallback_taken": receipt.fallback_taken,
+        "fallback_reason": receipt.fallback_reason,
+        "k": receipt.k,
+        "returned": receipt.returned,
+        "examined": receipt.examined,
+        "withheld": receipt.withheld,
+        "fewer_than_k": receipt.fewer_than_k,
+        "valid_at": iso(receipt.valid_at),
+        "known_at": iso(receipt.known_at),
+        "include_history": receipt.include_history,
+    }
+
+
+def search_json(result: SearchResult) -> dict[str, Any]:
+    return {"results": [fact_view_json(h) for h in result.hits], "receipt": receipt_json(result.receipt)}
+
+
+def audit_json(event: AuditEvent) -> dict[str, Any]:
+    return {
+        "seq": event.seq,
+        "at": iso(event.at),
+        "event": event.event,
+        "actor": event.actor,
+        "reason": event.reason,
+        "fact_ids": list(event.fact_ids),
+        "content_hashes": list(event.content_hashes),
+        "details": event.details,
+    }
+
+
+def history_json(history: FactHistory) -> dict[str, Any]:
+    return {
+        "versions": [fact_view_json(v) for v in history.versions],
+        "audit": [audit_json(e) for e in history.audit],
+    }

@@ -1,0 +1,309 @@
+"""The ``teamlore`` command. Surfaces call capabilities, never stores.
+
+Exit codes: 0 success; 2 bad input (one line on stderr, no traceback); 1 a backend failed.
+Every read command takes ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from teamlore.app import Teamlore
+from teamlore.capabilities import views
+from teamlore.capabilities.facts import SearchMode, SearchResult
+from teamlore.capabilities.importing import ImportSummary, import_items, open_source
+from teamlore.config import Settings
+from teamlore.domain import ReadView, Scope
+from teamlore.errors import InvalidInput, NotFound, TeamloreError
+from teamlore.timeutil import SENTINEL, iso, parse_time
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Turn a team's chat into cited, time-aware facts.",
+)
+facts_app = typer.Typer(no_args_is_help=True, help="Show one fact, or its history.")
+app.add_typer(facts_app, name="facts")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Imports larger than this show a progress bar.
+PROGRESS_THRESHOLD = 300
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Overrides TEAMLORE_DATA_DIR.")]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Workspace = Annotated[str | None, typer.Option("--workspace", "-w", help="Workspace id.")]
+Channels = Annotated[list[str] | None, typer.Option("--channel", "-c", help="Channel id; repeat.")]
+
+
+def _open(data_dir: Path | None) -> Teamlore:
+    settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
+    return Teamlore(settings)
+
+
+def _time(value: str | None, option: str):
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{option}: {exc}") from None
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@app.command("import")
+def import_command(
+    path: Annotated[Path, typer.Argument(help="Events file (.jsonl) or Slack export (zip/folder).")],
+    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack export.")] = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Import messages; importing the same file twice changes nothing."""
+    lore = _open(data_dir)
+    source = open_source(path, lore.settings.max_message_chars, workspace)
+    summary = _run_import(lore, source.items, source.total, f"importing {source.kind}")
+    for line in summary.errors:
+        err.print(f"skipped {line}", markup=False)
+    if as_json:
+        _emit_json(
+            {
+                "path": str(path),
+                "kind": source.kind,
+                "taken": summary.taken,
+                "skipped": summary.skipped,
+                "outcomes": dict(summary.outcomes),
+                "facts_created": summary.facts_created,
+                "evidence_added": summary.evidence_added,
+                "retracted": summary.retracted,
+                "errors": summary.errors,
+            }
+        )
+    else:
+        _print_summary(summary)
+    return 2 if summary.skipped else 0
+
+
+def _run_import(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
+    if total <= PROGRESS_THRESHOLD:
+        return import_items(items, lore.pipeline)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(label, total=total)
+        return import_items(items, lore.pipeline, lambda n: progress.advance(task, n))
+
+
+def _print_summary(summary: ImportSummary) -> None:
+    outcomes = ", ".join(f"{v} {k}" for k, v in sorted(summary.outcomes.items())) or "none"
+    out.print(
+        f"taken {summary.taken}, skipped {summary.skipped} ({outcomes}); "
+        f"facts created {summary.facts_created}, evidence added {summary.evidence_added}, "
+        f"retracted {summary.retracted}",
+        markup=False,
+    )
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    workspace: Workspace = None,
+    channel: Channels = None,
+    mode: Annotated[SearchMode, typer.Option(help="Search mode.")] = SearchMode.HYBRID,
+    limit: Annotated[int, typer.Option(help="How many facts (k).")] = 10,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="What was true then.")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at", help="What the store knew then.")] = None,
+    history: Annotated[bool, typer.Option("--history", help="Include retired facts.")] = False,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Search facts inside a scope (workspace and channels) at a moment on both time axes."""
+    scope = Scope(workspace or "", channel or [])
+    view = ReadView(_time(as_of, "--as-of"), _time(known_at, "--known-at"), history)
+    result = _open(data_dir).reader.search(query, scope, view, mode, limit)
+    if as_json:
+        _emit_json(views.search_json(result))
+    else:
+        _print_result(result)
+    return 0
+
+
+def _print_result(result: SearchResult) -> None:
+    for rank, hit in enumerate(result.hits, start=1):
+        fact = hit.fact
+        flag = " [contested]" if fact.contested else ""
+        until = "" if fact.valid_to == SENTINEL else f" until {iso(fact.valid_to)}"
+        out.print(f"{rank}. {fact.statement}{flag}", markup=False)
+        out.print(
+            f"   {fact.fact_type.value}, {fact.status.value}, #{fact.channel}, valid from "
+            f"{iso(fact.valid_from)}{until}  ({fact.fact_id})",
+            markup=False,
+            style="dim",
+        )
+        for source in hit.sources:
+            out.print(
+                f"   source: {source.author_name} {iso(source.ts)} {source.permalink}",
+                markup=False,
+                style="dim",
+            )
+    r = result.receipt
+    withheld = ", ".join(f"{v} {k}" for k, v in r.withheld.items()) or "none"
+    fallback = f"; fell back from {r.mode_requested}: {r.fallback_reason}" if r.fallback_taken else ""
+    short = f" (fewer than {r.k} found)" if r.fewer_than_k else ""
+    out.print(f"{r.returned} result(s) by {r.mode_used}{short}; withheld: {withheld}{fallback}", markup=False)
+
+
+@facts_app.command("show")
+def facts_show(
+    fact_id: str,
+    workspace: Workspace = None,
+    channel: Channels = None,
+    as_of: Annotated[str | None, typer.Option("--as-of")] = None,
+    known_at: Annotated[str | None, typer.Option("--known-at")] = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """One fact as it stood at a moment (retired facts included)."""
+    scope = Scope(workspace or "", channel or [])
+    view = ReadView(_time(as_of, "--as-of"), _time(known_at, "--known-at"), include_history=True)
+    shown = _open(data_dir).reader.get(fact_id, scope, view)
+    if shown is None:
+        raise NotFound(
+            f"no fact {fact_id} in workspace {scope.workspace}, channels {', '.join(sorted(scope.channels))}"
+        )
+    if as_json:
+        _emit_json(views.fact_view_json(shown))
+    else:
+        for key, value in views.fact_view_json(shown).items():
+            out.print(f"{key}: {value}", markup=False)
+    return 0
+
+
+@facts_app.command("history")
+def facts_history(
+    fact_id: str,
+    workspace: Workspace = None,
+    channel: Channels = None,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Every version of a fact on both time axes, and its audit events."""
+    scope = Scope(workspace or "", channel or [])
+    history = _open(data_dir).reader.history(fact_id, scope)
+    if not history.versions:
+        raise NotFound(
+            f"no fact {fact_id} in workspace {scope.workspace}, channels {', '.join(sorted(scope.channels))}"
+        )
+    if as_json:
+        _emit_json(views.history_json(history))
+        return 0
+    for v in history.versions:
+        f = v.fact
+        out.print(f"v{f.version} {f.status.value}: {f.statement}", markup=False)
+        out.print(
+            f"   valid {iso(f.valid_from)} .. {_open_bound(f.valid_to)}; recorded "
+            f"{iso(f.recorded_from)} .. {_open_bound(f.recorded_to)}",
+            markup=False,
+        )
+    for e in history.audit:
+        out.print(f"{iso(e.at)} {e.event} by {e.actor}: {e.reason}", markup=False)
+    return 0
+
+
+def _open_bound(moment) -> str:
+    return "open" if moment == SENTINEL else iso(moment)
+
+
+@app.command()
+def channels(workspace: Workspace = None, data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
+    """Channels the store holds for a workspace (ids to use with --channel)."""
+    if not workspace:
+        raise InvalidInput("channels needs a workspace (--workspace)")
+    found = _open(data_dir).stores.messages.channels(workspace)
+    if as_json:
+        _emit_json(
+            [
+                {
+                    "channel": c.channel,
+                    "name": c.name,
+                    "visibility": c.visibility.value,
+                    "platform": c.platform,
+                }
+                for c in found
+            ]
+        )
+    else:
+        for c in found:
+            out.print(f"{c.channel}  #{c.name}  {c.visibility.value}", markup=False)
+    return 0
+
+
+SAMPLE_WORKSPACE = "T0ACME"
+DEMO_QUERIES = (
+    ("When does Atlas 2.0 launch?", "C02PRODUCT"),
+    ("Which database do we use?", "C01ENG"),
+    ("Who owns the billing service?", "C01ENG"),
+)
+
+
+@app.command()
+def demo(
+    data_dir: Annotated[Path, typer.Option(help="Where the demo store goes.")] = Path("teamlore-demo"),
+) -> int:
+    """Import the bundled sample workspace into a fresh store and run a few searches."""
+    db = data_dir / "teamlore.sqlite3"
+    for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    lore = Teamlore(Settings(data_dir=data_dir))
+    sample = resources.files("teamlore.samples").joinpath("acme.jsonl")
+    with resources.as_file(sample) as path:
+        source = open_source(path, lore.settings.max_message_chars)
+        summary = _run_import(lore, source.items, source.total, "importing the sample workspace")
+    _print_summary(summary)
+    for query, channel in DEMO_QUERIES:
+        out.print(
+            f"\n$ teamlore search {query!r} -w {SAMPLE_WORKSPACE} -c {channel} "
+            f"--data-dir {data_dir} --limit 3",
+            markup=False,
+            style="bold",
+        )
+        _print_result(lore.reader.search(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
+    width = shutil.get_terminal_size((100, 20)).columns
+    out.print("\n" + "-" * min(width, 80))
+    out.print(
+        f"Store: {db}. Channels: teamlore channels -w {SAMPLE_WORKSPACE} --data-dir {data_dir}", markup=False
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except typer.Abort:
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: unknown option, bad value, ...
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        err.print(f"error: {' '.join(message.split())}", markup=False)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except (InvalidInput, NotFound) as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(2)
+    except TeamloreError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

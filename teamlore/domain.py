@@ -1,0 +1,289 @@
+"""The data model: message events in, facts with evidence and two time axes out, scopes for reads.
+
+Input (``MessageEvent``) is validated with pydantic because it comes from outside; everything
+after validation is a frozen dataclass, cheap to build and impossible to change by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from teamlore.errors import InvalidEvent, InvalidInput, ScopeError
+from teamlore.timeutil import SENTINEL, utc_now
+
+
+class EventKind(StrEnum):
+    CREATED = "message.created"
+    EDITED = "message.edited"
+    DELETED = "message.deleted"
+
+
+class Visibility(StrEnum):
+    PUBLIC = "public"
+    PRIVATE = "private"
+    DM = "dm"
+
+
+class FactStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+    PROVISIONAL = "provisional"
+    CONTESTED = "contested"
+
+
+class FactType(StrEnum):
+    DECISION = "decision"
+    ACTION_ITEM = "action_item"
+    STATUS = "status"
+    SCHEDULE = "schedule"
+    OWNERSHIP = "ownership"
+    METRIC = "metric"
+    DEFINITION = "definition"
+    QUESTION = "question"
+    ANSWER = "answer"
+    ANNOUNCEMENT = "announcement"
+    STATEMENT = "statement"
+
+
+Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
+
+
+class MessageEvent(BaseModel):
+    """One line of the normalized events file (see DESIGN.md, "Contracts")."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    kind: EventKind
+    platform: Identifier
+    workspace: Identifier
+    channel: Identifier
+    channel_name: str = Field("", max_length=200)
+    channel_visibility: Visibility = Visibility.PUBLIC
+    message_id: Identifier
+    thread_id: Identifier | None = None
+    author_id: str = Field("", max_length=200)
+    author_name: str = Field("", max_length=200)
+    ts: AwareDatetime
+    text: str = ""
+    permalink: str = Field("", max_length=2000)
+
+    @field_validator("ts")
+    @classmethod
+    def _in_utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    @model_validator(mode="after")
+    def _text_fits(self, info: Any) -> MessageEvent:
+        limit = (info.context or {}).get("max_chars")
+        if limit is not None and len(self.text) > limit:
+            raise ValueError(
+                f"text is {len(self.text):,} characters; the limit is {limit:,} (TEAMLORE_MAX_MESSAGE_CHARS)"
+            )
+        if "\x00" in self.text:
+            raise ValueError("text contains a NUL character")
+        return self
+
+    @property
+    def thread_key(self) -> str | None:
+        """The thread this message belongs to; a thread's parent is its own key."""
+        return self.thread_id
+
+
+def parse_event(data: Mapping[str, Any], max_chars: int) -> MessageEvent:
+    """Validate one event; raise ``InvalidEvent`` with a one-line reason."""
+    if not isinstance(data, Mapping):
+        raise InvalidEvent(f"an event must be a JSON object, got {type(data).__name__}")
+    try:
+        return MessageEvent.model_validate(data, context={"max_chars": max_chars})
+    except ValidationError as exc:
+        raise InvalidEvent(_one_line(exc)) from None
+
+
+def _one_line(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "event"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "enum":
+            message = f"must be one of {err['ctx']['expected']}"
+        parts.append(f"{where}: {message}")
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A raw message as stored: the source of truth that facts cite and re-indexing reads."""
+
+    platform: str
+    workspace: str
+    channel: str
+    message_id: str
+    thread_id: str | None
+    author_id: str
+    author_name: str
+    ts: datetime
+    text: str
+    permalink: str
+    content_hash: str
+    edited_at: datetime | None = None
+    deleted_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    workspace: str
+    channel: str
+    name: str
+    visibility: Visibility
+    platform: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a read may see: one workspace and a non-empty set of its channels."""
+
+    workspace: str
+    channels: frozenset[str]
+
+    def __init__(self, workspace: str, channels: Iterable[str]) -> None:
+        chosen = frozenset(c.strip() for c in ([channels] if isinstance(channels, str) else channels))
+        if not workspace or not workspace.strip():
+            raise ScopeError("a read needs a workspace (--workspace)")
+        if not chosen or "" in chosen:
+            raise ScopeError("a read needs at least one channel (--channel)")
+        object.__setattr__(self, "workspace", workspace.strip())
+        object.__setattr__(self, "channels", chosen)
+
+    def allows(self, workspace: str, channel: str) -> bool:
+        return workspace == self.workspace and channel in self.channels
+
+
+@dataclass(frozen=True, slots=True)
+class ReadView:
+    """Which moment a read looks at, on both time axes.
+
+    ``valid_at``: the moment in the world ("what was true on 1 May"); ``known_at``: the moment in
+    the store ("what did we believe on 1 May"). ``None`` means the clock's now at read time.
+    ``include_history`` returns retired facts (superseded, retracted, provisional) too, with each
+    fact's version as the store held it at ``known_at``, whatever its valid interval.
+    """
+
+    valid_at: datetime | None = None
+    known_at: datetime | None = None
+    include_history: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("valid_at", "known_at"):
+            moment = getattr(self, name)
+            if moment is not None and moment.tzinfo is None:
+                raise InvalidInput(f"{name} needs a time zone")
+
+    def resolved(self, now: datetime | None = None) -> ResolvedView:
+        clock = now or utc_now()
+        return ResolvedView(
+            valid_at=self.valid_at or clock,
+            known_at=self.known_at or clock,
+            include_history=self.include_history,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedView:
+    """A ReadView with both moments fixed; what raw queries and the gate receive."""
+
+    valid_at: datetime
+    known_at: datetime
+    include_history: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFact:
+    """A statement an extractor proposes, before resolution against what the store holds."""
+
+    statement: str
+    fact_type: FactType
+    entities: tuple[str, ...]
+    topic: str
+    importance: float
+    confidence: float
+    valid_from: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One version of a fact. Versions are never changed; a change closes one and writes another."""
+
+    fact_id: str
+    version: int
+    workspace: str
+    channel: str
+    thread_id: str | None
+    statement: str
+    content_hash: str
+    fact_type: FactType
+    entities: tuple[str, ...]
+    topic: str
+    importance: float
+    confidence: float
+    status: FactStatus
+    evidence: tuple[str, ...]
+    valid_from: datetime
+    valid_to: datetime = SENTINEL
+    recorded_from: datetime = field(default_factory=utc_now)
+    recorded_to: datetime = SENTINEL
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    origin: str = "extracted"
+
+    @property
+    def contested(self) -> bool:
+        return self.status is FactStatus.CONTESTED
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A message a fact cites, as shown to readers."""
+
+    message_id: str
+    author_id: str
+    author_name: str
+    ts: datetime
+    permalink: str
+    deleted_at: datetime | None
+
+
+_SPACES = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w\s]")
+
+
+def normalize_statement(text: str) -> str:
+    """The form two statements are compared in: case, accents of width, punctuation, spacing."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACES.sub(" ", _PUNCT.sub(" ", folded)).strip()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalize_statement(text).encode()).hexdigest()[:32]
+
+
+def message_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -1,0 +1,52 @@
+"""Teamlore's errors.
+
+    TeamloreError                 base: every error the package raises on purpose
+    +-- InvalidInput              bad input from a user or a file; the CLI exits 2
+    |   +-- InvalidEvent          a message event that fails validation
+    |   +-- ScopeError            a read without a workspace or a channel
+    |   +-- ExportError           an export file or folder that cannot be read
+    +-- ConfigurationError        a setting that is missing or inconsistent
+    +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
+    |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
+    +-- NotFound                  an id that names nothing in the given scope
+
+Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+
+class TeamloreError(Exception):
+    """Base class for errors raised on purpose by Teamlore."""
+
+
+class InvalidInput(TeamloreError):
+    """Input from a user or a file that cannot be used as given."""
+
+
+class InvalidEvent(InvalidInput):
+    """A message event that fails validation."""
+
+
+class ScopeError(InvalidInput):
+    """A read that names no workspace or no channel."""
+
+
+class ExportError(InvalidInput):
+    """An export file or folder that cannot be read."""
+
+
+class ConfigurationError(TeamloreError):
+    """A setting that is missing or inconsistent."""
+
+
+class BackendUnavailable(TeamloreError):
+    """A store, index or embedder that failed while serving a request."""
+
+
+class EmbedderUnavailable(BackendUnavailable):
+    """The embedder could not produce vectors."""
+
+
+class NotFound(TeamloreError):
+    """An id that names nothing visible in the given scope."""

@@ -1,0 +1,30 @@
+"""The embedded default: every store in one SQLite file, no servers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from teamlore.stores.embedded.audit import EmbeddedAuditLog
+from teamlore.stores.embedded.database import Database
+from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
+
+
+class EmbeddedStores:
+    """The bundle of embedded stores sharing one database file."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.db = Database(path)
+        self.audit = EmbeddedAuditLog(self.db)
+        self.facts = EmbeddedFactBackend(self.db, self.audit)
+        self.messages = EmbeddedMessageStore(self.db)
+        self.embeddings = EmbeddedEmbeddingCache(self.db)
+
+    def transaction(self):
+        return self.db.transaction()
+
+    def close(self) -> None:
+        self.db.close()
+
+
+__all__ = ["EmbeddedStores", "Database"]

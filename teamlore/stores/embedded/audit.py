@@ -1,0 +1,59 @@
+"""The append-only audit log in SQLite (triggers refuse UPDATE and DELETE)."""
+
+from __future__ import annotations
+
+import json
+
+from teamlore.stores.embedded.database import Database
+from teamlore.stores.protocols import AuditEvent
+from teamlore.timeutil import from_micros, to_micros
+
+
+class EmbeddedAuditLog:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def append(self, event: AuditEvent) -> int:
+        with self._db.transaction() as conn:
+            seq = conn.execute(
+                "INSERT INTO audit_log (at, event, actor, reason, workspace, channel, fact_ids,"
+                " content_hashes, details) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    to_micros(event.at),
+                    event.event,
+                    event.actor,
+                    event.reason,
+                    event.workspace,
+                    event.channel,
+                    json.dumps(list(event.fact_ids)),
+                    json.dumps(list(event.content_hashes)),
+                    json.dumps(event.details, sort_keys=True),
+                ),
+            ).lastrowid
+            conn.executemany(
+                "INSERT OR IGNORE INTO audit_fact VALUES (?, ?)",
+                [(fact_id, seq) for fact_id in event.fact_ids],
+            )
+        return int(seq)
+
+    def events_for_fact(self, fact_id: str) -> list[AuditEvent]:
+        rows = self._db.conn.execute(
+            "SELECT a.* FROM audit_fact f JOIN audit_log a ON a.seq = f.seq"
+            " WHERE f.fact_id = ? ORDER BY a.seq",
+            (fact_id,),
+        ).fetchall()
+        return [
+            AuditEvent(
+                event=r["event"],
+                actor=r["actor"],
+                reason=r["reason"],
+                at=from_micros(r["at"]),
+                workspace=r["workspace"],
+                channel=r["channel"],
+                fact_ids=tuple(json.loads(r["fact_ids"])),
+                content_hashes=tuple(json.loads(r["content_hashes"])),
+                details=json.loads(r["details"]),
+                seq=r["seq"],
+            )
+            for r in rows
+        ]

@@ -1,0 +1,166 @@
+"""The embedded store's one SQLite file: connection, schema, transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from teamlore.errors import BackendUnavailable
+from teamlore.timeutil import SENTINEL_MICROS
+
+SCHEMA_VERSION = 1
+
+# Times are INTEGER microseconds since the epoch (UTC); open bounds hold SENTINEL_MICROS.
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO counters VALUES ('fact_seq', 0), ('index_generation', 0);
+
+CREATE TABLE IF NOT EXISTS channels (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, name TEXT NOT NULL,
+    visibility TEXT NOT NULL, platform TEXT NOT NULL,
+    PRIMARY KEY (workspace, channel)
+);
+
+CREATE TABLE IF NOT EXISTS messages (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL,
+    platform TEXT NOT NULL, thread_id TEXT, author_id TEXT NOT NULL, author_name TEXT NOT NULL,
+    ts INTEGER NOT NULL, text TEXT NOT NULL, permalink TEXT NOT NULL, content_hash TEXT NOT NULL,
+    edited_at INTEGER, deleted_at INTEGER, recorded_at INTEGER NOT NULL,
+    PRIMARY KEY (workspace, channel, message_id)
+);
+CREATE INDEX IF NOT EXISTS messages_author ON messages (workspace, author_id);
+
+CREATE TABLE IF NOT EXISTS fact_versions (
+    vid INTEGER PRIMARY KEY,
+    fact_id TEXT NOT NULL, version INTEGER NOT NULL,
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, thread_id TEXT,
+    statement TEXT NOT NULL, content_hash TEXT NOT NULL, fact_type TEXT NOT NULL,
+    entities TEXT NOT NULL, topic TEXT NOT NULL, importance REAL NOT NULL, confidence REAL NOT NULL,
+    status TEXT NOT NULL, evidence TEXT NOT NULL,
+    valid_from INTEGER NOT NULL, valid_to INTEGER NOT NULL,
+    recorded_from INTEGER NOT NULL, recorded_to INTEGER NOT NULL,
+    supersedes TEXT NOT NULL, superseded_by TEXT, origin TEXT NOT NULL,
+    embedding_key TEXT,
+    seq INTEGER NOT NULL,
+    UNIQUE (fact_id, version)
+);
+CREATE INDEX IF NOT EXISTS fact_versions_scope_time
+    ON fact_versions (workspace, channel, recorded_to, valid_to);
+CREATE INDEX IF NOT EXISTS fact_versions_current_hash
+    ON fact_versions (workspace, channel, content_hash) WHERE recorded_to = {SENTINEL_MICROS};
+CREATE INDEX IF NOT EXISTS fact_versions_seq ON fact_versions (seq);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS fact_fts USING fts5(
+    statement, entities, content='fact_versions', content_rowid='vid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+
+-- Which current facts cite which message: edits and deletes start here.
+CREATE TABLE IF NOT EXISTS fact_evidence (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, fact_id TEXT NOT NULL,
+    PRIMARY KEY (workspace, channel, message_id, fact_id)
+);
+
+CREATE TABLE IF NOT EXISTS embeddings (
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS tombstones (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, content_hash TEXT NOT NULL,
+    reason TEXT NOT NULL, at INTEGER NOT NULL,
+    PRIMARY KEY (workspace, channel, content_hash)
+);
+
+-- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
+CREATE TABLE IF NOT EXISTS audit_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL, event TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL,
+    workspace TEXT NOT NULL, channel TEXT NOT NULL,
+    fact_ids TEXT NOT NULL, content_hashes TEXT NOT NULL, details TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_fact (
+    fact_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (fact_id, seq)
+);
+CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log
+    BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
+    BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+"""
+
+
+class Database:
+    """One SQLite file in WAL mode. One connection per thread; writes in explicit transactions."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # executescript manages its own transaction; the schema is created all or nothing.
+        self.conn.executescript(f"BEGIN IMMEDIATE;\n{SCHEMA}\nCOMMIT;")
+        with self.transaction() as conn:
+            found = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if found is None:
+                conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(found[0]) != SCHEMA_VERSION:
+                raise BackendUnavailable(
+                    f"{self.path} has schema version {found[0]}, this Teamlore expects "
+                    f"{SCHEMA_VERSION}; use a new TEAMLORE_DATA_DIR or re-import"
+                )
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            except sqlite3.Error as exc:
+                raise BackendUnavailable(f"cannot open {self.path}: {exc}") from exc
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA cache_size=-65536")
+            self._local.conn = conn
+            self._local.depth = 0
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A transaction, or a savepoint inside one: a failure undoes only its own writes."""
+        conn = self.conn
+        depth = self._local.depth
+        name = f"sp{depth}"
+        conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+        self._local.depth = depth + 1
+        try:
+            yield conn
+        except BaseException:
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+        finally:
+            self._local.depth = depth
+
+    def next_seq(self, name: str = "fact_seq") -> int:
+        row = self.conn.execute(
+            "UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", (name,)
+        ).fetchone()
+        return int(row[0])
+
+    def counter(self, name: str) -> int:
+        return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

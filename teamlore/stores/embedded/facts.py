@@ -1,0 +1,331 @@
+"""Fact versions in SQLite: raw queries with scope and time compiled in, audited writes."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope
+from teamlore.errors import BackendUnavailable, TeamloreError
+from teamlore.stores.embedded.audit import EmbeddedAuditLog
+from teamlore.stores.embedded.database import Database
+from teamlore.stores.embedded.vector_index import VectorIndex
+from teamlore.stores.protocols import AuditEvent, RawHit
+from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
+
+_COLUMNS = (
+    "vid, fact_id, version, workspace, channel, thread_id, statement, content_hash, fact_type,"
+    " entities, topic, importance, confidence, status, evidence, valid_from, valid_to,"
+    " recorded_from, recorded_to, supersedes, superseded_by, origin"
+)
+_V_COLUMNS = ", ".join(f"v.{c.strip()}" for c in _COLUMNS.split(","))
+
+# Reciprocal rank fusion constant: 60 is the value from the original RRF paper, and flat enough
+# that a fact ranked well by only one of the two lists still surfaces.
+RRF_K = 60
+# Words too common to help a keyword match; without this "what is the launch date" ranks by "the".
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 query: each meaningful word quoted, any of them may match (bm25 ranks)."""
+    words = [w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS]
+    if not words:
+        words = _WORD.findall(text.casefold())
+    if not words:
+        return None
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+
+
+def scope_time_sql(scope: Scope, view: ResolvedView, alias: str = "v") -> tuple[str, list[object]]:
+    """The WHERE clause every raw query carries: scope, transaction time, valid time."""
+    channels = sorted(scope.channels)
+    known = to_micros(view.known_at)
+    sql = (
+        f"{alias}.workspace = ? AND {alias}.channel IN ({','.join('?' * len(channels))})"
+        f" AND {alias}.recorded_from <= ? AND ? < {alias}.recorded_to"
+    )
+    params: list[object] = [scope.workspace, *channels, known, known]
+    if not view.include_history:
+        valid = to_micros(view.valid_at)
+        sql += f" AND {alias}.valid_from <= ? AND ? < {alias}.valid_to"
+        params += [valid, valid]
+    return sql, params
+
+
+def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
+    return Fact(
+        fact_id=row[1],
+        version=row[2],
+        workspace=row[3],
+        channel=row[4],
+        thread_id=row[5],
+        statement=row[6],
+        content_hash=row[7],
+        fact_type=FactType(row[8]),
+        entities=tuple(json.loads(row[9])),
+        topic=row[10],
+        importance=row[11],
+        confidence=row[12],
+        status=FactStatus(row[13]),
+        evidence=tuple(json.loads(row[14])),
+        valid_from=from_micros(row[15]),
+        valid_to=from_micros(row[16]),
+        recorded_from=from_micros(row[17]),
+        recorded_to=from_micros(row[18]),
+        supersedes=tuple(json.loads(row[19])),
+        superseded_by=row[20],
+        origin=row[21],
+    )
+
+
+class ConcurrentChange(TeamloreError):
+    """The version being replaced is no longer current: someone else changed the fact first."""
+
+
+class EmbeddedFactBackend:
+    def __init__(self, db: Database, audit: EmbeddedAuditLog) -> None:
+        self._db = db
+        self._audit = audit
+        self._index = VectorIndex()
+
+    # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
+
+    def _query(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+        try:
+            return self._db.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"embedded fact store query failed: {exc}") from exc
+
+    def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
+        match = fts_query(text)
+        if match is None:
+            return []
+        where, params = scope_time_sql(scope, view)
+        rows = self._query(
+            f"SELECT {_V_COLUMNS}, -bm25(fact_fts, 1.0, 0.5) AS score FROM fact_fts"
+            f" JOIN fact_versions v ON v.vid = fact_fts.rowid"
+            f" WHERE fact_fts MATCH ? AND {where} ORDER BY score DESC, v.vid LIMIT ?",
+            [match, *params, limit],
+        )
+        return [RawHit(_row_to_fact(r), float(r["score"])) for r in rows]
+
+    def _semantic(self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
+        self._index.refresh(self._db.conn)
+        ranked = self._index.search(vector, scope, view, limit)
+        if not ranked:
+            return []
+        by_vid = {r[0]: r for r in self._rows_by_vid([vid for vid, _ in ranked])}
+        return [RawHit(_row_to_fact(by_vid[vid]), score) for vid, score in ranked if vid in by_vid]
+
+    def _hybrid(
+        self, text: str, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+    ) -> list[RawHit]:
+        keyword = self._keyword(text, scope, view, limit)
+        semantic = self._semantic(vector, scope, view, limit)
+        fused: dict[str, float] = {}
+        facts: dict[str, Fact] = {}
+        for hits in (keyword, semantic):
+            for rank, hit in enumerate(hits):
+                key = f"{hit.fact.fact_id}#{hit.fact.version}"
+                fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+                facts[key] = hit.fact
+        order = sorted(fused, key=lambda key: (-fused[key], key))[:limit]
+        return [RawHit(facts[key], fused[key]) for key in order]
+
+    def _list(self, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
+        where, params = scope_time_sql(scope, view)
+        rows = self._query(
+            f"SELECT {_V_COLUMNS} FROM fact_versions v WHERE {where}"
+            " ORDER BY v.valid_from DESC, v.vid DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [RawHit(_row_to_fact(r), 0.0) for r in rows]
+
+    def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]:
+        if not fact_ids:
+            return []
+        where, params = scope_time_sql(scope, view)
+        marks = ",".join("?" * len(fact_ids))
+        rows = self._query(
+            f"SELECT {_V_COLUMNS} FROM fact_versions v WHERE v.fact_id IN ({marks}) AND {where}",
+            [*fact_ids, *params],
+        )
+        return [RawHit(_row_to_fact(r), 0.0) for r in rows]
+
+    def _versions(self, fact_id: str, scope: Scope) -> list[Fact]:
+        channels = sorted(scope.channels)
+        rows = self._query(
+            f"SELECT {_V_COLUMNS} FROM fact_versions v WHERE v.fact_id = ? AND v.workspace = ?"
+            f" AND v.channel IN ({','.join('?' * len(channels))}) ORDER BY v.version",
+            [fact_id, scope.workspace, *channels],
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def _rows_by_vid(self, vids: Sequence[int]) -> list[sqlite3.Row]:
+        marks = ",".join("?" * len(vids))
+        return self._query(f"SELECT {_COLUMNS} FROM fact_versions WHERE vid IN ({marks})", list(vids))
+
+    # ---- the write path's own lookups ----
+
+    def current_version(self, fact_id: str) -> Fact | None:
+        rows = self._query(
+            f"SELECT {_COLUMNS} FROM fact_versions WHERE fact_id = ? AND recorded_to = ?",
+            [fact_id, SENTINEL_MICROS],
+        )
+        return _row_to_fact(rows[0]) if rows else None
+
+    def current_by_hash(self, workspace: str, channel: str, content_hash: str) -> Fact | None:
+        rows = self._query(
+            f"SELECT {_COLUMNS} FROM fact_versions WHERE workspace = ? AND channel = ?"
+            " AND content_hash = ? AND recorded_to = ? AND status != 'retracted'"
+            " ORDER BY valid_from DESC LIMIT 1",
+            [workspace, channel, content_hash, SENTINEL_MICROS],
+        )
+        return _row_to_fact(rows[0]) if rows else None
+
+    def current_citing(self, workspace: str, channel: str, message_id: str) -> list[Fact]:
+        rows = self._query(
+            f"SELECT {_V_COLUMNS} FROM fact_evidence e JOIN fact_versions v"
+            " ON v.fact_id = e.fact_id AND v.recorded_to = ?"
+            " WHERE e.workspace = ? AND e.channel = ? AND e.message_id = ? ORDER BY v.vid",
+            [SENTINEL_MICROS, workspace, channel, message_id],
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def embedding_key(self, fact_id: str) -> str | None:
+        row = self._db.conn.execute(
+            "SELECT embedding_key FROM fact_versions WHERE fact_id = ? ORDER BY version DESC LIMIT 1",
+            (fact_id,),
+        ).fetchone()
+        return row[0] if row else None
+
+    # ---- writes ----
+
+    def write_version(
+        self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None
+    ) -> Fact:
+        """Close ``replaces`` (if given) and write ``new`` as the current version, with its audit."""
+        try:
+            self._write(new, replaces, audit, embedding_key)
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"embedded fact store write failed: {exc}") from exc
+        return new
+
+    def _write(self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None) -> None:
+        with self._db.transaction() as conn:
+            now = to_micros(new.recorded_from)
+            if replaces is not None:
+                closed = conn.execute(
+                    "UPDATE fact_versions SET recorded_to = ?, seq = ?"
+                    " WHERE fact_id = ? AND version = ? AND recorded_to = ?",
+                    (now, self._db.next_seq(), replaces.fact_id, replaces.version, SENTINEL_MICROS),
+                ).rowcount
+                if closed != 1:
+                    raise ConcurrentChange(
+                        f"fact {replaces.fact_id} v{replaces.version} is no longer current"
+                    )
+                if embedding_key is None:
+                    embedding_key = self.embedding_key(replaces.fact_id)
+                conn.execute("DELETE FROM fact_evidence WHERE fact_id = ?", (replaces.fact_id,))
+            vid = conn.execute(
+                "INSERT INTO fact_versions (fact_id, version, workspace, channel, thread_id,"
+                " statement, content_hash, fact_type, entities, topic, importance, confidence,"
+                " status, evidence, valid_from, valid_to, recorded_from, recorded_to, supersedes,"
+                " superseded_by, origin, embedding_key, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    new.fact_id,
+                    new.version,
+                    new.workspace,
+                    new.channel,
+                    new.thread_id,
+                    new.statement,
+                    new.content_hash,
+                    new.fact_type.value,
+                    json.dumps(list(new.entities)),
+                    new.topic,
+                    new.importance,
+                    new.confidence,
+                    new.status.value,
+                    json.dumps(list(new.evidence)),
+                    to_micros(new.valid_from),
+                    to_micros(new.valid_to),
+                    now,
+                    to_micros(new.recorded_to),
+                    json.dumps(list(new.supersedes)),
+                    new.superseded_by,
+                    new.origin,
+                    embedding_key,
+                    self._db.next_seq(),
+                ),
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO fact_fts (rowid, statement, entities) VALUES (?, ?, ?)",
+                (vid, new.statement, " ".join(new.entities)),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO fact_evidence VALUES (?, ?, ?, ?)",
+                [(new.workspace, new.channel, mid, new.fact_id) for mid in new.evidence],
+            )
+            self._audit.append(audit)

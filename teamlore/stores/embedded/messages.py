@@ -1,0 +1,140 @@
+"""Raw messages and channels in SQLite: the source of truth facts cite and re-indexing reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from teamlore.domain import Channel, Message, Source, Visibility
+from teamlore.stores.embedded.database import Database
+from teamlore.timeutil import from_micros, to_micros
+
+
+def _maybe_time(micros: int | None) -> datetime | None:
+    return None if micros is None else from_micros(micros)
+
+
+class EmbeddedMessageStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def put_channel(self, channel: Channel) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO channels VALUES (?,?,?,?,?) ON CONFLICT (workspace, channel) DO UPDATE"
+                " SET name = excluded.name, visibility = excluded.visibility"
+                " WHERE excluded.name != '' ",
+                (
+                    channel.workspace,
+                    channel.channel,
+                    channel.name,
+                    channel.visibility.value,
+                    channel.platform,
+                ),
+            )
+
+    def channels(self, workspace: str) -> list[Channel]:
+        rows = self._db.conn.execute(
+            "SELECT * FROM channels WHERE workspace = ? ORDER BY name, channel", (workspace,)
+        ).fetchall()
+        return [
+            Channel(r["workspace"], r["channel"], r["name"], Visibility(r["visibility"]), r["platform"])
+            for r in rows
+        ]
+
+    def get_message(self, workspace: str, channel: str, message_id: str) -> Message | None:
+        r = self._db.conn.execute(
+            "SELECT * FROM messages WHERE workspace = ? AND channel = ? AND message_id = ?",
+            (workspace, channel, message_id),
+        ).fetchone()
+        if r is None:
+            return None
+        return Message(
+            platform=r["platform"],
+            workspace=r["workspace"],
+            channel=r["channel"],
+            message_id=r["message_id"],
+            thread_id=r["thread_id"],
+            author_id=r["author_id"],
+            author_name=r["author_name"],
+            ts=from_micros(r["ts"]),
+            text=r["text"],
+            permalink=r["permalink"],
+            content_hash=r["content_hash"],
+            edited_at=_maybe_time(r["edited_at"]),
+            deleted_at=_maybe_time(r["deleted_at"]),
+        )
+
+    def put_message(self, message: Message, recorded_at: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT (workspace, channel, message_id) DO UPDATE SET"
+                " text = excluded.text, content_hash = excluded.content_hash,"
+                " edited_at = excluded.edited_at, thread_id = excluded.thread_id",
+                (
+                    message.workspace,
+                    message.channel,
+                    message.message_id,
+                    message.platform,
+                    message.thread_id,
+                    message.author_id,
+                    message.author_name,
+                    to_micros(message.ts),
+                    message.text,
+                    message.permalink,
+                    message.content_hash,
+                    None if message.edited_at is None else to_micros(message.edited_at),
+                    None if message.deleted_at is None else to_micros(message.deleted_at),
+                    to_micros(recorded_at),
+                ),
+            )
+
+    def mark_deleted(self, workspace: str, channel: str, message_id: str, at: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE messages SET deleted_at = ?, text = '' WHERE workspace = ? AND channel = ?"
+                " AND message_id = ? AND deleted_at IS NULL",
+                (to_micros(at), workspace, channel, message_id),
+            )
+
+    def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]:
+        if not message_ids:
+            return {}
+        marks = ",".join("?" * len(message_ids))
+        rows = self._db.conn.execute(
+            "SELECT message_id, author_id, author_name, ts, permalink, deleted_at FROM messages"
+            f" WHERE workspace = ? AND channel = ? AND message_id IN ({marks})",
+            (workspace, channel, *message_ids),
+        ).fetchall()
+        return {r[0]: Source(r[0], r[1], r[2], from_micros(r[3]), r[4], _maybe_time(r[5])) for r in rows}
+
+
+class EmbeddedEmbeddingCache:
+    """Passage vectors by cache key (model + text hash), float32 blobs."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self._db.conn.execute(
+                f"SELECT key, vector FROM embeddings WHERE key IN ({marks})", chunk
+            ):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?, ?)",
+                [
+                    (k, model, int(v.shape[-1]), np.asarray(v, np.float32).tobytes())
+                    for k, v in vectors.items()
+                ],
+            )

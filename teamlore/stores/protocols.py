@@ -1,0 +1,91 @@
+"""The seams between the pipeline, the read path and the stores.
+
+Backends implement raw queries only (names start with an underscore): scope and the time
+predicate are compiled into each of them, but nothing they return is shown to anyone before
+``teamlore.capabilities.gate.visible`` has passed it. Writes go through ``write_version``, which
+takes the audit event with it, so no mutation can skip the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
+
+
+@dataclass(frozen=True, slots=True)
+class RawHit:
+    """A row from a raw query, not yet gated."""
+
+    fact: Fact
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One line of the append-only audit log: ids and hashes, never message text."""
+
+    event: str
+    actor: str
+    reason: str
+    at: datetime
+    workspace: str
+    channel: str
+    fact_ids: tuple[str, ...]
+    content_hashes: tuple[str, ...] = ()
+    details: dict[str, object] = field(default_factory=dict)
+    seq: int | None = None
+
+
+class FactBackend(Protocol):
+    """Fact versions: raw reads for the gate above, and audited writes."""
+
+    def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
+
+    def _semantic(self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
+
+    def _hybrid(
+        self, text: str, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+    ) -> list[RawHit]: ...
+
+    def _list(self, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
+
+    def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]: ...
+
+    def _versions(self, fact_id: str, scope: Scope) -> list[Fact]: ...
+
+    # The write path's own lookups (pipeline only; never exposed to readers).
+    def current_version(self, fact_id: str) -> Fact | None: ...
+
+    def current_by_hash(self, workspace: str, channel: str, content_hash: str) -> Fact | None: ...
+
+    def current_citing(self, workspace: str, channel: str, message_id: str) -> list[Fact]: ...
+
+    def write_version(
+        self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None
+    ) -> Fact: ...
+
+
+class MessageStore(Protocol):
+    def put_channel(self, channel: Channel) -> None: ...
+
+    def channels(self, workspace: str) -> list[Channel]: ...
+
+    def get_message(self, workspace: str, channel: str, message_id: str) -> Message | None: ...
+
+    def put_message(self, message: Message, recorded_at: datetime) -> None: ...
+
+    def mark_deleted(self, workspace: str, channel: str, message_id: str, at: datetime) -> None: ...
+
+    def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]: ...
+
+
+class AuditLog(Protocol):
+    def append(self, event: AuditEvent) -> int: ...
+
+    def events_for_fact(self, fact_id: str) -> list[AuditEvent]: ...

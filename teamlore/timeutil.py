@@ -1,0 +1,52 @@
+"""Time at the edges: parse and print UTC, and the integer microseconds the stores compare."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+# Open bounds are a far-future sentinel, never null, so every store can push the whole time
+# predicate into its query as plain range filters.
+SENTINEL = datetime(9999, 12, 31, tzinfo=UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_micros(moment: datetime) -> int:
+    """Microseconds since the epoch; the unit every store compares times in."""
+    if moment.tzinfo is None:
+        raise ValueError(f"time {moment.isoformat()} has no time zone; give UTC, e.g. ...Z")
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(micros: int) -> datetime:
+    from datetime import timedelta
+
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+SENTINEL_MICROS = to_micros(SENTINEL)
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an ISO 8601 time with a zone ('Z' or an offset); a date alone means midnight UTC."""
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            return datetime.fromisoformat(raw).replace(tzinfo=UTC)
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 time: {text!r} (expected e.g. 2026-01-05T10:00:00Z)") from exc
+    if moment.tzinfo is None:
+        raise ValueError(f"time {text!r} has no time zone; add Z for UTC")
+    return moment.astimezone(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with a Z, seconds precision unless the time has microseconds."""
+    moment = moment.astimezone(UTC)
+    spec = "microseconds" if moment.microsecond else "seconds"
+    return moment.isoformat(timespec=spec).replace("+00:00", "Z")

@@ -1,0 +1,1 @@
+"""Pipeline stages (pure of transport) and, in production, the Celery tasks that wrap them."""

@@ -1,0 +1,115 @@
+"""Fact mutations: each writes one new version and its audit event, in one transaction.
+
+These are the only functions that change facts; the pipeline and (later) the resolver, review
+and admin commands call them, so every change is versioned and logged the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from datetime import datetime
+
+from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
+from teamlore.stores.protocols import AuditEvent, FactBackend
+
+SYSTEM = "system"
+
+
+def fact_id_for(workspace: str, channel: str, statement_hash: str, message_id: str) -> str:
+    """Deterministic, so re-running an ingest writes the same ids (at-least-once delivery)."""
+    seed = f"{workspace}\x1f{channel}\x1f{statement_hash}\x1f{message_id}"
+    return "f_" + hashlib.sha256(seed.encode()).hexdigest()[:20]
+
+
+def _audit(
+    event: str, fact: Fact, at: datetime, reason: str, actor: str = SYSTEM, **details: object
+) -> AuditEvent:
+    return AuditEvent(
+        event=event,
+        actor=actor,
+        reason=reason,
+        at=at,
+        workspace=fact.workspace,
+        channel=fact.channel,
+        fact_ids=(fact.fact_id,),
+        content_hashes=(fact.content_hash,),
+        details={"version": fact.version, "status": fact.status.value, **details},
+    )
+
+
+def create_or_revive(
+    facts: FactBackend, candidate: CandidateFact, message: Message, now: datetime, embedding_key: str | None
+) -> Fact:
+    """A new fact; or, when this message stated it before (an edit undone), its next version."""
+    statement_hash = content_hash(candidate.statement)
+    fact_id = fact_id_for(message.workspace, message.channel, statement_hash, message.message_id)
+    earlier = facts.current_version(fact_id)
+    if earlier is not None:
+        new = next_version(earlier, now, status=FactStatus.ACTIVE, evidence=(message.message_id,))
+        return facts.write_version(
+            new,
+            earlier,
+            _audit("revived", new, now, "its source states it again", message_id=message.message_id),
+        )
+    fact = Fact(
+        fact_id=fact_id,
+        version=1,
+        workspace=message.workspace,
+        channel=message.channel,
+        thread_id=message.thread_id,
+        statement=candidate.statement,
+        content_hash=statement_hash,
+        fact_type=candidate.fact_type,
+        entities=candidate.entities,
+        topic=candidate.topic,
+        importance=candidate.importance,
+        confidence=candidate.confidence,
+        status=FactStatus.ACTIVE,
+        evidence=(message.message_id,),
+        valid_from=candidate.valid_from,
+        recorded_from=now,
+    )
+    return facts.write_version(
+        fact,
+        None,
+        _audit("created", fact, now, "extracted from a message", message_id=message.message_id),
+        embedding_key=embedding_key,
+    )
+
+
+def next_version(current: Fact, now: datetime, **changes: object) -> Fact:
+    return dataclasses.replace(current, version=current.version + 1, recorded_from=now, **changes)
+
+
+def add_evidence(facts: FactBackend, current: Fact, message_id: str, now: datetime) -> Fact:
+    new = next_version(current, now, evidence=(*current.evidence, message_id))
+    return facts.write_version(
+        new,
+        current,
+        _audit("evidence_added", new, now, "the same statement again", message_id=message_id),
+    )
+
+
+def drop_evidence(facts: FactBackend, current: Fact, message_id: str, now: datetime, reason: str) -> Fact:
+    """Remove one source; a fact left with none is retracted (it no longer has a basis)."""
+    remaining = tuple(m for m in current.evidence if m != message_id)
+    if remaining:
+        new = next_version(current, now, evidence=remaining)
+        return facts.write_version(
+            new, current, _audit("evidence_removed", new, now, reason, message_id=message_id)
+        )
+    new = next_version(current, now, status=FactStatus.RETRACTED)
+    return facts.write_version(new, current, _audit("retracted", new, now, reason, message_id=message_id))
+
+
+def supersede(
+    facts: FactBackend, older: Fact, newer: Fact, now: datetime, reason: str, actor: str = SYSTEM
+) -> Fact:
+    """Close ``older`` at ``newer.valid_from``: it was true until then, and is not after."""
+    new = next_version(
+        older, now, status=FactStatus.SUPERSEDED, valid_to=newer.valid_from, superseded_by=newer.fact_id
+    )
+    return facts.write_version(
+        new, older, _audit("superseded", new, now, reason, actor, successor=newer.fact_id)
+    )

@@ -1,0 +1,219 @@
+"""The ingest pipeline: message events in, raw messages and facts stored. Pure of transport.
+
+The embedded default calls ``ingest`` inline; Celery tasks (production) wrap the same function.
+A batch is extracted and embedded together (embedding is the slow part and batches well), then
+each event is applied in its own savepoint: a bad event undoes only its own writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from teamlore.domain import (
+    CandidateFact,
+    Channel,
+    EventKind,
+    Message,
+    MessageEvent,
+    content_hash,
+    message_hash,
+)
+from teamlore.embedding import CachedEmbedder
+from teamlore.errors import TeamloreError
+from teamlore.extraction import Extractor
+from teamlore.stores.protocols import FactBackend, MessageStore
+from teamlore.workers import mutations
+
+log = logging.getLogger(__name__)
+
+
+class Outcome(StrEnum):
+    STORED = "stored"  # new message, facts extracted
+    NOOP = "noop"  # new message, nothing worth a fact in it
+    UNCHANGED = "unchanged"  # seen before with the same text: idempotent re-delivery
+    EDITED = "edited"
+    DELETED = "deleted"
+    ALREADY_DELETED = "already_deleted"  # the message was deleted: a re-import never resurrects it
+    ORPHAN = "orphan"  # an edit for a message never seen
+    FAILED = "failed"
+
+
+@dataclass
+class IngestResult:
+    event: MessageEvent
+    outcome: Outcome
+    created: list[str] = field(default_factory=list)
+    evidence_added: list[str] = field(default_factory=list)
+    retracted: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class PipelineDeps:
+    """What the pipeline needs, passed explicitly (no globals)."""
+
+    facts: FactBackend
+    messages: MessageStore
+    transaction: Callable[[], AbstractContextManager[object]]
+    extractor: Extractor
+    embedder: CachedEmbedder
+    clock: Callable[[], datetime]
+
+
+def to_message(event: MessageEvent) -> Message:
+    return Message(
+        platform=event.platform,
+        workspace=event.workspace,
+        channel=event.channel,
+        message_id=event.message_id,
+        thread_id=event.thread_id,
+        author_id=event.author_id,
+        author_name=event.author_name,
+        ts=event.ts,
+        text=event.text,
+        permalink=event.permalink,
+        content_hash=message_hash(event.text),
+    )
+
+
+def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestResult]:
+    """Apply a batch of events in order; one result per event."""
+    extracted = _extract_batch(events, deps)
+    keys = deps.embedder.ensure_passages([c.statement for candidates in extracted for c in candidates])
+    results: list[IngestResult] = []
+    channels_seen: set[tuple[str, str]] = set()
+    with deps.transaction():
+        for event, candidates in zip(events, extracted, strict=True):
+            if (event.workspace, event.channel) not in channels_seen:
+                channels_seen.add((event.workspace, event.channel))
+                deps.messages.put_channel(
+                    Channel(
+                        event.workspace,
+                        event.channel,
+                        event.channel_name,
+                        event.channel_visibility,
+                        event.platform,
+                    )
+                )
+            try:
+                with deps.transaction():
+                    results.append(_apply(event, candidates, keys, deps))
+            except TeamloreError as exc:
+                log.warning("event %s/%s failed: %s", event.channel, event.message_id, exc)
+                results.append(IngestResult(event, Outcome.FAILED, error=str(exc)))
+    return results
+
+
+def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[list[CandidateFact]]:
+    batch: dict[tuple[str, str, str], Message] = {}
+    out: list[list[CandidateFact]] = []
+    for event in events:
+        if event.kind is EventKind.DELETED:
+            out.append([])
+            continue
+        message = to_message(event)
+        batch[(event.workspace, event.channel, event.message_id)] = message
+        parent = None
+        if event.thread_id and event.thread_id != event.message_id:
+            key = (event.workspace, event.channel, event.thread_id)
+            parent = batch.get(key) or deps.messages.get_message(*key)
+        out.append(list(deps.extractor.extract(message, parent).facts))
+    return out
+
+
+def _apply(
+    event: MessageEvent, candidates: list[CandidateFact], keys: dict[str, str], deps: PipelineDeps
+) -> IngestResult:
+    existing = deps.messages.get_message(event.workspace, event.channel, event.message_id)
+    if existing is not None and existing.deleted_at is not None:
+        return IngestResult(event, Outcome.ALREADY_DELETED)
+    if event.kind is EventKind.DELETED:
+        return _delete(event, existing, deps)
+    if existing is None and event.kind is EventKind.EDITED:
+        return IngestResult(event, Outcome.ORPHAN, error="edit for a message never seen")
+    if existing is not None and existing.content_hash == message_hash(event.text):
+        return IngestResult(event, Outcome.UNCHANGED)
+    if existing is not None and existing.edited_at is not None and event.ts <= existing.edited_at:
+        # An older text than the one stored (a re-delivered create or edit): never go back.
+        return IngestResult(event, Outcome.UNCHANGED)
+    now = deps.clock()
+    message = to_message(event)
+    if existing is not None:
+        # An edit event, or a re-import of an export in which the message was edited since.
+        message = _as_edit(existing, message, event)
+    deps.messages.put_message(message, recorded_at=now)
+    result = IngestResult(event, Outcome.EDITED if existing else Outcome.STORED)
+    if existing is not None:
+        _drop_unsupported(message, candidates, deps, now, result)
+    for candidate in candidates:
+        _add(candidate, message, keys, deps, now, result)
+    if existing is None and not candidates:
+        result.outcome = Outcome.NOOP
+    return result
+
+
+def _as_edit(existing: Message, message: Message, event: MessageEvent) -> Message:
+    from dataclasses import replace
+
+    edited_at = event.ts if event.kind is EventKind.EDITED else None
+    return replace(
+        existing,
+        text=message.text,
+        content_hash=message.content_hash,
+        edited_at=edited_at or existing.edited_at or existing.ts,
+    )
+
+
+def _add(
+    candidate: CandidateFact,
+    message: Message,
+    keys: dict[str, str],
+    deps: PipelineDeps,
+    now: datetime,
+    result: IngestResult,
+) -> None:
+    same = deps.facts.current_by_hash(message.workspace, message.channel, content_hash(candidate.statement))
+    if same is None:
+        fact = mutations.create_or_revive(deps.facts, candidate, message, now, keys[candidate.statement])
+        result.created.append(fact.fact_id)
+    elif message.message_id not in same.evidence:
+        mutations.add_evidence(deps.facts, same, message.message_id, now)
+        result.evidence_added.append(same.fact_id)
+
+
+def _drop_unsupported(
+    message: Message, candidates: list[CandidateFact], deps: PipelineDeps, now: datetime, result: IngestResult
+) -> None:
+    """After an edit, facts the new text no longer states lose this message as evidence."""
+    still_said = {content_hash(c.statement) for c in candidates}
+    for fact in deps.facts.current_citing(message.workspace, message.channel, message.message_id):
+        if fact.content_hash in still_said:
+            continue
+        new = mutations.drop_evidence(
+            deps.facts, fact, message.message_id, now, "source edited: the new text no longer states it"
+        )
+        if new.status.value == "retracted":
+            result.retracted.append(fact.fact_id)
+
+
+def _delete(event: MessageEvent, existing: Message | None, deps: PipelineDeps) -> IngestResult:
+    now = deps.clock()
+    if existing is None:
+        # Delete before create (out-of-order delivery): remember the id as deleted, so the late
+        # create cannot bring the message back.
+        stub = to_message(event)
+        deps.messages.put_message(stub, recorded_at=now)
+    deps.messages.mark_deleted(event.workspace, event.channel, event.message_id, event.ts)
+    result = IngestResult(event, Outcome.DELETED)
+    for fact in deps.facts.current_citing(event.workspace, event.channel, event.message_id):
+        if fact.status.value == "retracted":
+            continue
+        new = mutations.drop_evidence(deps.facts, fact, event.message_id, now, "source deleted")
+        if new.status.value == "retracted":
+            result.retracted.append(fact.fact_id)
+    return result

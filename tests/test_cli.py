@@ -1,0 +1,154 @@
+"""The command line as a user runs it: a real process, real files, exit codes and --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE
+
+
+def run(*args: str, data_dir: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TEAMLORE_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    data_dir = tmp_path_factory.mktemp("cli")
+    done = run("import", str(SAMPLE), data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    assert "skipped 0" in done.stdout
+    return data_dir
+
+
+def _one_line_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "launch"),
+        ("search", "launch", "--workspace", "T0ACME"),
+        ("search", "launch", "--channel", "C01ENG"),
+        ("facts", "show", "f_x", "--workspace", "T0ACME"),
+        ("facts", "history", "f_x", "--channel", "C01ENG"),
+    ],
+)
+def test_a_read_without_workspace_or_channel_exits_2_with_one_line(imported, args):
+    message = _one_line_error(run(*args, data_dir=imported))
+    assert "workspace" in message or "channel" in message
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("search", "x", "-w", "T0ACME", "-c", "C01ENG", "--as-of", "last tuesday"), "--as-of"),
+        (("search", "x", "-w", "T0ACME", "-c", "C01ENG", "--mode", "psychic"), "mode"),
+        (("search", "x", "-w", "T0ACME", "-c", "C01ENG", "--limit", "0"), "limit"),
+        (("search", "", "-w", "T0ACME", "-c", "C01ENG"), "query"),
+        (("import", "/nonexistent/events.jsonl"), "does not exist"),
+        (("facts", "show", "f_missing", "-w", "T0ACME", "-c", "C01ENG"), "no fact f_missing"),
+    ],
+)
+def test_bad_input_exits_2_with_a_one_line_error(imported, args, expected):
+    assert expected in _one_line_error(run(*args, data_dir=imported))
+
+
+def test_search_json_carries_results_sources_and_the_receipt(imported):
+    done = run(
+        "search",
+        "Who owns the billing service?",
+        "-w",
+        "T0ACME",
+        "-c",
+        "C01ENG",
+        "--limit",
+        "3",
+        "--json",
+        data_dir=imported,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert len(data["results"]) == 3
+    hit = data["results"][0]
+    for key in (
+        "fact_id",
+        "text",
+        "channel",
+        "type",
+        "status",
+        "contested",
+        "valid_from",
+        "valid_to",
+        "score",
+        "sources",
+    ):
+        assert key in hit
+    assert hit["channel"] == "C01ENG"
+    source = hit["sources"][0]
+    assert source["permalink"].startswith("https://acme.slack.com/archives/C01ENG/p")
+    assert {"message_id", "author", "ts"} <= set(source)
+    receipt = data["receipt"]
+    assert receipt["mode_used"] == "hybrid" and receipt["fallback_taken"] is False
+    assert receipt["k"] == 3 and receipt["fewer_than_k"] is False
+    assert isinstance(receipt["withheld"], dict)
+
+
+def test_facts_show_and_history_in_json(imported):
+    found = json.loads(
+        run(
+            "search", "billing service owner", "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported
+        ).stdout
+    )
+    fact_id = found["results"][0]["fact_id"]
+    shown = json.loads(
+        run("facts", "show", fact_id, "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported).stdout
+    )
+    assert shown["fact_id"] == fact_id and shown["sources"]
+    history = json.loads(
+        run("facts", "history", fact_id, "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported).stdout
+    )
+    assert history["versions"][0]["recorded_from"] and "valid_from" in history["versions"][0]
+    assert history["audit"][0]["event"] == "created"
+    # Another channel's scope cannot read it.
+    _one_line_error(run("facts", "show", fact_id, "-w", "T0ACME", "-c", "C02PRODUCT", data_dir=imported))
+
+
+def test_import_with_bad_lines_reports_each_and_exits_2_after_taking_the_rest(tmp_path):
+    events = tmp_path / "events.jsonl"
+    good = SAMPLE.read_text().splitlines()[:5]
+    events.write_text("\n".join([good[0], "{broken", *good[1:]]) + "\n")
+    done = run("import", str(events), "--json", data_dir=tmp_path / "store")
+    assert done.returncode == 2
+    summary = json.loads(done.stdout)
+    assert summary["taken"] == 5 and summary["skipped"] == 1
+    assert (
+        done.stderr.strip() == "skipped events.jsonl:2: not JSON: Expecting property name "
+        "enclosed in double quotes at column 2"
+    )
+
+
+def test_demo_imports_the_sample_and_searches_it(tmp_path):
+    done = run("demo", "--data-dir", str(tmp_path / "demo"), data_dir=tmp_path / "unused", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "skipped 0" in done.stdout
+    assert done.stdout.count("$ teamlore search") == 3
+    assert "source: " in done.stdout

@@ -1,0 +1,169 @@
+"""The one gate: every public read withholds retired facts by default, on every path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from teamlore.capabilities.facts import FactReader, SearchMode
+from teamlore.domain import FactStatus, ReadView, Scope
+from teamlore.errors import BackendUnavailable, EmbedderUnavailable
+from teamlore.stores.embedded import facts as embedded_facts
+from teamlore.stores.embedded.vector_index import VectorIndex
+
+from .conftest import WS, event
+from .helpers import only_fact, put, supersede
+
+SCOPE = Scope(WS, ["C1"])
+HISTORY = ReadView(include_history=True)
+QUERY = "staging database"
+
+
+@pytest.fixture
+def retired(lore):
+    """A live fact, a superseded one and a retracted one, all matching QUERY."""
+    old = only_fact(
+        lore, put(lore, event("The staging database is PostgreSQL 14.", ts="2026-01-05T10:00:00Z"))[0]
+    )
+    new = only_fact(
+        lore, put(lore, event("The staging database is PostgreSQL 16.", ts="2026-02-05T10:00:00Z"))[0]
+    )
+    supersede(lore, old, new)
+    doomed = event("The staging database password rotates every 30 days.", ts="2026-02-06T10:00:00Z")
+    gone = only_fact(lore, put(lore, doomed)[0])
+    put(lore, event(kind="message.deleted", message_id=doomed.message_id, ts="2026-02-07T10:00:00Z"))
+    assert lore.stores.facts.current_version(gone.fact_id).status is FactStatus.RETRACTED
+    assert lore.stores.facts.current_version(old.fact_id).status is FactStatus.SUPERSEDED
+    return {"live": new.fact_id, "superseded": old.fact_id, "retracted": gone.fact_id}
+
+
+def test_the_public_read_api_is_exactly_the_gated_methods():
+    # A new public read method must be added to the tests below before it can ship.
+    public = {name for name in dir(FactReader) if not name.startswith("_")}
+    assert public == {"search", "list", "get", "history"}
+
+
+def _ids(result):
+    return {hit.fact.fact_id for hit in result.hits}
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_search_withholds_retired_facts_by_default_and_returns_them_with_history(lore, retired, mode):
+    default = lore.reader.search(QUERY, SCOPE, mode=mode, k=10)
+    assert retired["live"] in _ids(default)
+    assert retired["superseded"] not in _ids(default)
+    assert retired["retracted"] not in _ids(default)
+    assert default.receipt.withheld.get("retracted") == 1
+
+    with_history = lore.reader.search(QUERY, SCOPE, HISTORY, mode=mode, k=10)
+    assert {retired["live"], retired["superseded"], retired["retracted"]} <= _ids(with_history)
+
+
+def test_list_withholds_retired_facts_by_default_and_returns_them_with_history(lore, retired):
+    assert _ids(lore.reader.list(SCOPE)) == {retired["live"]}
+    assert _ids(lore.reader.list(SCOPE, HISTORY)) == set(retired.values())
+
+
+def test_get_withholds_retired_facts_by_default_and_returns_them_with_history(lore, retired):
+    assert lore.reader.get(retired["live"], SCOPE) is not None
+    for name in ("superseded", "retracted"):
+        assert lore.reader.get(retired[name], SCOPE) is None
+        shown = lore.reader.get(retired[name], SCOPE, HISTORY)
+        assert shown is not None and shown.fact.status.value == name
+
+
+def test_history_returns_every_version_inside_the_scope_and_nothing_outside(lore, retired):
+    history = lore.reader.history(retired["superseded"], SCOPE)
+    assert [v.fact.status for v in history.versions] == [FactStatus.ACTIVE, FactStatus.SUPERSEDED]
+    assert [e.event for e in history.audit] == ["created", "superseded"]
+    assert lore.reader.history(retired["superseded"], Scope(WS, ["C2"])).versions == ()
+
+
+@pytest.mark.parametrize("mode", [SearchMode.HYBRID, SearchMode.SEMANTIC])
+def test_fallback_after_the_primary_path_raises_still_withholds_retired_facts(
+    lore, retired, monkeypatch, mode
+):
+    def broken(*args, **kwargs):
+        raise BackendUnavailable("vector index is on fire")
+
+    monkeypatch.setattr(lore.stores.facts, "_hybrid", broken)
+    monkeypatch.setattr(lore.stores.facts, "_semantic", broken)
+    result = lore.reader.search(QUERY, SCOPE, mode=mode, k=10)
+    assert result.receipt.fallback_taken
+    assert result.receipt.mode_used == "keyword"
+    assert "vector index is on fire" in result.receipt.fallback_reason
+    assert retired["live"] in _ids(result)
+    assert retired["superseded"] not in _ids(result)
+    assert retired["retracted"] not in _ids(result)
+    # Control: the fallback path does return retired facts when history is asked for.
+    with_history = lore.reader.search(QUERY, SCOPE, HISTORY, mode=mode, k=10)
+    assert set(retired.values()) <= _ids(with_history)
+
+
+def test_an_embedder_outage_falls_back_to_keyword_through_the_gate(lore, retired, monkeypatch):
+    def down(text):
+        raise EmbedderUnavailable("embeddings endpoint unreachable")
+
+    monkeypatch.setattr(lore.embedder, "embed_query", down)
+    result = lore.reader.search(QUERY, SCOPE, k=10)
+    assert result.receipt.fallback_taken and result.receipt.mode_used == "keyword"
+    assert _ids(result) & set(retired.values()) == {retired["live"]}
+
+
+def test_keyword_failure_is_an_error_not_an_empty_result(lore, retired, monkeypatch):
+    def broken(*args, **kwargs):
+        raise BackendUnavailable("disk gone")
+
+    monkeypatch.setattr(lore.stores.facts, "_keyword", broken)
+    with pytest.raises(BackendUnavailable, match="disk gone"):
+        lore.reader.search(QUERY, SCOPE, mode=SearchMode.KEYWORD)
+
+
+def test_the_gate_holds_even_when_a_raw_query_forgets_its_filters(lore, retired, monkeypatch):
+    put(lore, event("The staging database for team two is MySQL 8.", channel="C2"))
+    honest = {mode: _ids(lore.reader.search(QUERY, SCOPE, mode=mode, k=10)) for mode in SearchMode}
+    honest_list = _ids(lore.reader.list(SCOPE))
+
+    # Simulate a backend bug: every raw query drops scope and time predicates.
+    monkeypatch.setattr(embedded_facts, "scope_time_sql", lambda scope, view, alias="v": ("1=1", []))
+    monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: self._row >= 0)
+
+    for mode in SearchMode:
+        leaky = lore.reader.search(QUERY, SCOPE, mode=mode, k=10)
+        assert _ids(leaky) == honest[mode]
+        assert leaky.receipt.withheld.get("out_of_scope", 0) >= 1
+    assert _ids(lore.reader.list(SCOPE)) == honest_list
+
+
+def test_a_retired_fact_never_costs_a_live_fact_its_slot(lore):
+    # Thirty retracted facts that match the query better than the five live ones.
+    doomed = [event(f"Kafka migration step {i} for the kafka cluster is done.") for i in range(30)]
+    put(lore, *doomed)
+    put(
+        lore,
+        *[event(kind="message.deleted", message_id=e.message_id, ts="2026-01-06T10:00:00Z") for e in doomed],
+    )
+    live = [event(f"Batch {i} of the kafka rollout finished on host {i}.") for i in range(5)]
+    put(lore, *live)
+    for mode in SearchMode:
+        result = lore.reader.search("kafka migration cluster done", SCOPE, mode=mode, k=5)
+        assert len(result.hits) == 5, mode
+        assert all(h.fact.status is FactStatus.ACTIVE for h in result.hits)
+        assert not result.receipt.fewer_than_k
+        assert result.receipt.withheld.get("retracted", 0) >= 1
+
+
+def test_fewer_than_k_is_flagged(lore, retired):
+    result = lore.reader.search(QUERY, SCOPE, mode=SearchMode.KEYWORD, k=5)
+    assert result.receipt.fewer_than_k and result.receipt.returned == len(result.hits) < 5
+
+
+def test_semantic_scores_are_exact_cosine(lore, embedder):
+    put(lore, event("The billing service runs on Kubernetes."))
+    result = lore.reader.search("where does billing run", SCOPE, mode=SearchMode.SEMANTIC, k=1)
+    expected = float(
+        embedder.embed_passages([result.hits[0].fact.statement])[0]
+        @ embedder.embed_query("where does billing run")
+    )
+    assert result.hits[0].score == pytest.approx(expected, abs=1e-5)
+    assert np.isfinite(result.hits[0].score)
