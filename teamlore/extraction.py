@@ -194,7 +194,10 @@ _SENTENCE_STARTERS = frozenset(
         "Will",
     ]
 )
-_FIRST_PERSON = re.compile(r"^(I(?:'ll| will| am|'m)?)\b")
+# "I think ..." stays as it is: it is a hedge, not a statement about the author.
+_FIRST_PERSON = re.compile(
+    r"^(I(?:'ll| will| am|'m)?)\b(?!\s+(?:think|guess|believe|feel|suppose|wonder|mean)\b)"
+)
 
 
 def clean(text: str) -> str:

@@ -12,7 +12,7 @@ from teamlore.stores.embedded import facts as embedded_facts
 from teamlore.stores.embedded.vector_index import VectorIndex
 
 from .conftest import WS, event
-from .helpers import only_fact, put, supersede
+from .helpers import only_fact, put
 
 SCOPE = Scope(WS, ["C1"])
 HISTORY = ReadView(include_history=True)
@@ -25,10 +25,9 @@ def retired(lore):
     old = only_fact(
         lore, put(lore, event("The staging database is PostgreSQL 14.", ts="2026-01-05T10:00:00Z"))[0]
     )
-    new = only_fact(
-        lore, put(lore, event("The staging database is PostgreSQL 16.", ts="2026-02-05T10:00:00Z"))[0]
-    )
-    supersede(lore, old, new)
+    placed = put(lore, event("The staging database is PostgreSQL 16.", ts="2026-02-05T10:00:00Z"))[0]
+    new = only_fact(lore, placed)
+    assert placed.superseded == [old.fact_id]  # the pipeline's resolver retired the old value
     doomed = event("The staging database password rotates every 30 days.", ts="2026-02-06T10:00:00Z")
     gone = only_fact(lore, put(lore, doomed)[0])
     put(lore, event(kind="message.deleted", message_id=doomed.message_id, ts="2026-02-07T10:00:00Z"))

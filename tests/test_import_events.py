@@ -96,11 +96,11 @@ def test_a_failing_event_is_undone_alone_and_its_neighbours_land(lore, tmp_path,
 
     real = mutations.create_or_revive
 
-    def flaky(facts, candidate, message, now, key):
+    def flaky(facts, candidate, message, now, key, **kwargs):
         if message.message_id == "2.1":
-            real(facts, candidate, message, now, key)  # written, then the event fails
+            real(facts, candidate, message, now, key, **kwargs)  # written, then the event fails
             raise BackendUnavailable("simulated failure after a partial write")
-        return real(facts, candidate, message, now, key)
+        return real(facts, candidate, message, now, key, **kwargs)
 
     monkeypatch.setattr(mutations, "create_or_revive", flaky)
     path = tmp_path / "events.jsonl"

@@ -37,10 +37,18 @@ def standard_files() -> dict[str, Any]:
     parent = ts(JAN5)
     return {
         "users.json": [
-            {"id": "U1", "name": "alice", "real_name": "Alice Anders",
-             "profile": {"display_name": "Alice A", "real_name": "Alice Anders"}},
-            {"id": "U2", "name": "bob", "real_name": "Bob Berg",
-             "profile": {"display_name": "", "real_name": "Bob Berg"}},
+            {
+                "id": "U1",
+                "name": "alice",
+                "real_name": "Alice Anders",
+                "profile": {"display_name": "Alice A", "real_name": "Alice Anders"},
+            },
+            {
+                "id": "U2",
+                "name": "bob",
+                "real_name": "Bob Berg",
+                "profile": {"display_name": "", "real_name": "Bob Berg"},
+            },
             {"id": "U3", "name": "carol", "profile": {}},
         ],
         "channels.json": [{"id": "C1", "name": "general"}, {"id": "C2", "name": "eng"}],
@@ -51,8 +59,12 @@ def standard_files() -> dict[str, Any]:
             msg(ts(JAN5 - 60), "<@U3> has joined the channel", "U3", subtype="channel_join"),
             msg(parent, "we ship friday", team="T1", thread_ts=parent, reply_count=1),
             msg(ts(JAN5 + 60), "agreed", "U2", team="T1", thread_ts=parent),
-            msg(ts(JAN5 + 120), "release notes v2 (final)", team="T1",
-                edited={"user": "U1", "ts": ts(JAN5 + 300)}),
+            msg(
+                ts(JAN5 + 120),
+                "release notes v2 (final)",
+                team="T1",
+                edited={"user": "U1", "ts": ts(JAN5 + 300)},
+            ),
             msg(ts(JAN5 + 180), "<@U2> has left the channel", "U2", subtype="channel_leave"),
         ],
         "general/2026-01-06.json": [msg(ts(JAN6), "morning", "U3", team="T1")],
@@ -156,12 +168,19 @@ def test_author_names_come_from_users_json_display_then_real_then_name(export_di
 
 
 def test_unknown_author_falls_back_to_message_profile_then_id(tmp_path: Path) -> None:
-    files = standard_files() | {"eng/2026-01-05.json": [
-        msg(ts(JAN5), "guest", "U9", user_profile={"display_name": "", "real_name": "Gus Guest"}),
-        msg(ts(JAN5 + 1), "ghost", "U8"),
-        {"type": "message", "subtype": "bot_message", "bot_id": "B1", "text": "deploy done",
-         "ts": ts(JAN5 + 2)},
-    ]}
+    files = standard_files() | {
+        "eng/2026-01-05.json": [
+            msg(ts(JAN5), "guest", "U9", user_profile={"display_name": "", "real_name": "Gus Guest"}),
+            msg(ts(JAN5 + 1), "ghost", "U8"),
+            {
+                "type": "message",
+                "subtype": "bot_message",
+                "bot_id": "B1",
+                "text": "deploy done",
+                "ts": ts(JAN5 + 2),
+            },
+        ]
+    }
     found = by_text(events(write_export(tmp_path / "x", files)))
     assert found["guest"].author_name == "Gus Guest"
     assert found["ghost"].author_name == "U8"
@@ -192,8 +211,9 @@ def test_join_and_leave_are_skipped_and_positions_stay_those_of_the_file(tmp_pat
         msg(ts(JAN5 + 6), "shared a file", subtype="file_share"),
         msg(ts(JAN5 + 7), "waves", subtype="me_message"),
     ]
-    path = write_export(tmp_path / "x", {"channels.json": [{"id": "C1", "name": "general"}],
-                                         "general/2026-01-05.json": day})
+    path = write_export(
+        tmp_path / "x", {"channels.json": [{"id": "C1", "name": "general"}], "general/2026-01-05.json": day}
+    )
     items = list(read_slack_export(path, MAX_CHARS))
     assert [(i.location, i.event.text) for i in items if i.event] == [
         ("general/2026-01-05.json#2", "said something"),
@@ -252,19 +272,29 @@ def test_day_file_that_is_not_a_utf8_array_is_one_error_item(
 def test_message_with_1mb_text_is_an_error_item_and_neighbours_import(tmp_path: Path) -> None:
     day = [msg(ts(JAN5), "before"), msg(ts(JAN5 + 1), "x" * 1_000_000), msg(ts(JAN5 + 2), "after")]
     files = standard_files() | {"eng/2026-01-05.json": day}
-    items = [i for i in read_slack_export(write_export(tmp_path / "x", files), MAX_CHARS)
-             if i.location.startswith("eng/")]
+    items = [
+        i
+        for i in read_slack_export(write_export(tmp_path / "x", files), MAX_CHARS)
+        if i.location.startswith("eng/")
+    ]
     assert [i.event.text if i.event else None for i in items] == ["before", None, "after"]
     assert items[1].location == "eng/2026-01-05.json#2"
     assert "limit is 40,000" in str(items[1].error)
 
 
 def test_broken_messages_become_error_items_with_their_position(tmp_path: Path) -> None:
-    day = ["just a string", {"type": "message", "text": "no ts"},
-           msg("yesterday", "bad ts"), msg(ts(JAN5), "fine")]
+    day = [
+        "just a string",
+        {"type": "message", "text": "no ts"},
+        msg("yesterday", "bad ts"),
+        msg(ts(JAN5), "fine"),
+    ]
     files = standard_files() | {"eng/2026-01-05.json": day}
-    items = [i for i in read_slack_export(write_export(tmp_path / "x", files), MAX_CHARS)
-             if i.location.startswith("eng/")]
+    items = [
+        i
+        for i in read_slack_export(write_export(tmp_path / "x", files), MAX_CHARS)
+        if i.location.startswith("eng/")
+    ]
     assert [(i.location, i.error is not None) for i in items] == [
         ("eng/2026-01-05.json#1", True),
         ("eng/2026-01-05.json#2", True),
@@ -276,9 +306,7 @@ def test_broken_messages_become_error_items_with_their_position(tmp_path: Path) 
     assert all("\n" not in r for r in reasons)
 
 
-def test_truncated_zip_raises_export_error_saying_to_redownload(
-    export_dir: Path, tmp_path: Path
-) -> None:
+def test_truncated_zip_raises_export_error_saying_to_redownload(export_dir: Path, tmp_path: Path) -> None:
     archive = zip_folder(export_dir, tmp_path / "cut.zip")
     data = archive.read_bytes()
     archive.write_bytes(data[: len(data) // 2])
@@ -302,7 +330,7 @@ def _flip_middle_of_member(archive: Path, member: str) -> None:
 
 def test_corrupt_zip_member_yields_an_error_item_and_the_rest_imports(tmp_path: Path) -> None:
     words = random.Random(0).choices(["ship", "deploy", "rollback", "review", "lunch"], k=4000)
-    noisy = [msg(ts(JAN5 + n), " ".join(words[n * 40:(n + 1) * 40])) for n in range(100)]
+    noisy = [msg(ts(JAN5 + n), " ".join(words[n * 40 : (n + 1) * 40])) for n in range(100)]
     folder = write_export(tmp_path / "x", standard_files() | {"eng/2026-01-05.json": noisy})
     archive = zip_folder(folder, tmp_path / "damaged.zip")
     _flip_middle_of_member(archive, "eng/2026-01-05.json")
@@ -329,9 +357,7 @@ def test_missing_path_and_non_zip_file_raise_export_error(tmp_path: Path) -> Non
         list(read_slack_export(text_file, MAX_CHARS))
 
 
-def test_is_slack_export_accepts_folders_and_zips_with_listings(
-    export_dir: Path, tmp_path: Path
-) -> None:
+def test_is_slack_export_accepts_folders_and_zips_with_listings(export_dir: Path, tmp_path: Path) -> None:
     assert is_slack_export(export_dir)
     assert is_slack_export(zip_folder(export_dir, tmp_path / "a.zip", prefix="top/"))
     only_dms = write_export(tmp_path / "dms-only", {"dms.json": []})
@@ -346,8 +372,10 @@ def test_workspace_comes_from_the_team_field_and_the_argument_overrides_it(
 
 
 def test_workspace_falls_back_to_the_export_name_without_spaces(tmp_path: Path) -> None:
-    files = {"channels.json": [{"id": "C1", "name": "general"}],
-             "general/2026-01-05.json": [msg(ts(JAN5), "no team here")]}
+    files = {
+        "channels.json": [{"id": "C1", "name": "general"}],
+        "general/2026-01-05.json": [msg(ts(JAN5), "no team here")],
+    }
     folder = write_export(tmp_path / "src", files)
     archive = zip_folder(folder, tmp_path / "Acme Slack export.zip")
     assert {e.workspace for e in events(archive)} == {"Acme-Slack-export"}
@@ -363,16 +391,20 @@ def test_permalink_uses_the_domain_when_given_and_slack_com_otherwise(export_dir
 def test_listed_channel_without_folder_is_empty_and_unlisted_folder_is_ignored(
     tmp_path: Path,
 ) -> None:
-    files = {"channels.json": [{"id": "C1", "name": "general"}, {"id": "C2", "name": "empty"}],
-             "general/2026-01-05.json": [msg(ts(JAN5), "listed")],
-             "stray/2026-01-05.json": [msg(ts(JAN5), "unlisted")]}
+    files = {
+        "channels.json": [{"id": "C1", "name": "general"}, {"id": "C2", "name": "empty"}],
+        "general/2026-01-05.json": [msg(ts(JAN5), "listed")],
+        "stray/2026-01-05.json": [msg(ts(JAN5), "unlisted")],
+    }
     found = events(write_export(tmp_path / "x", files))
     assert [e.text for e in found] == ["listed"]
 
 
 def test_unusable_channel_entry_is_an_error_item(tmp_path: Path) -> None:
-    files = {"channels.json": [{"name": "no-id"}, {"id": "C1", "name": "general"}],
-             "general/2026-01-05.json": [msg(ts(JAN5), "still here")]}
+    files = {
+        "channels.json": [{"name": "no-id"}, {"id": "C1", "name": "general"}],
+        "general/2026-01-05.json": [msg(ts(JAN5), "still here")],
+    }
     items = list(read_slack_export(write_export(tmp_path / "x", files), MAX_CHARS))
     assert items[0].location == "channels.json#1" and items[0].event is None
     assert "no id" in str(items[0].error)

@@ -24,23 +24,36 @@ from teamlore.domain import EventKind, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
 
 LISTINGS: tuple[tuple[str, Visibility], ...] = (
-    ("channels.json", Visibility.PUBLIC), ("groups.json", Visibility.PRIVATE),
-    ("dms.json", Visibility.DM), ("mpims.json", Visibility.DM),
+    ("channels.json", Visibility.PUBLIC),
+    ("groups.json", Visibility.PRIVATE),
+    ("dms.json", Visibility.DM),
+    ("mpims.json", Visibility.DM),
 )
 _LISTING_NAMES = frozenset(name for name, _ in LISTINGS)
 
 # Subtypes Slack writes for things that happened to a channel, not for something a person said.
-SKIPPED_SUBTYPES = frozenset({
-    "channel_join", "channel_leave", "channel_topic", "channel_purpose", "channel_name", "tombstone",
-    "channel_archive", "channel_unarchive", "group_join", "group_leave", "pinned_item", "unpinned_item",
-})
+SKIPPED_SUBTYPES = frozenset(
+    {
+        "channel_join",
+        "channel_leave",
+        "channel_topic",
+        "channel_purpose",
+        "channel_name",
+        "tombstone",
+        "channel_archive",
+        "channel_unarchive",
+        "group_join",
+        "group_leave",
+        "pinned_item",
+        "unpinned_item",
+    }
+)
 
 _TS = re.compile(r"([0-9]{1,11})(?:\.([0-9]{1,9}))?")
 _T = TypeVar("_T", str, dict)
 _NOT_IDENTIFIER = re.compile(r"[\s\x00-\x1f]+")
 # A damaged zip member fails in any of these ways, depending on where the damage is.
-_READ_ERRORS = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile,
-                zlib.error)
+_READ_ERRORS = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +132,7 @@ def _open_export(path: Path) -> Iterator[_Export]:
 
 def _export(path: Path, names: list[str], reader: Callable[[str], bytes]) -> _Export:
     prefix = _listings_prefix(names, path)
-    relative = sorted(name[len(prefix):] for name in names if name.startswith(prefix))
+    relative = sorted(name[len(prefix) :] for name in names if name.startswith(prefix))
     days: dict[str, list[str]] = {}
     for folder, slash, day in (name.partition("/") for name in relative):
         if slash and "/" not in day and day.endswith(".json") and not day.startswith("."):
@@ -212,8 +225,9 @@ def _day_files(
 
 def _first_team(export: _Export, channels: list[_Channel]) -> str | None:
     """The first "team" on any message, scanning in import order; broken files are passed over."""
-    days = (m for *_, messages in _day_files(export, channels) if isinstance(messages, list)
-            for m in messages)
+    days = (
+        m for *_, messages in _day_files(export, channels) if isinstance(messages, list) for m in messages
+    )
     return next((t for m in days if isinstance(m, dict) and (t := _field(m, "team", str))), None)
 
 
@@ -253,27 +267,39 @@ def _event_data(message: Any, channel: _Channel, context: _Context) -> dict[str,
     author_id = _field(message, "user", str) or _field(message, "bot_id", str)
     thread_ts, text = message.get("thread_ts"), message.get("text")
     return {
-        "kind": EventKind.CREATED.value, "platform": "slack", "workspace": context.workspace,
-        "channel": channel.id, "channel_name": channel.name,
-        "channel_visibility": channel.visibility.value, "message_id": ts,
+        "kind": EventKind.CREATED.value,
+        "platform": "slack",
+        "workspace": context.workspace,
+        "channel": channel.id,
+        "channel_name": channel.name,
+        "channel_visibility": channel.visibility.value,
+        "message_id": ts,
         "thread_id": None if thread_ts in (None, "", ts) else thread_ts,
-        "author_id": author_id, "author_name": _author_name(message, author_id, context.users),
-        "ts": moment.isoformat().replace("+00:00", "Z"), "text": "" if text is None else text,
+        "author_id": author_id,
+        "author_name": _author_name(message, author_id, context.users),
+        "ts": moment.isoformat().replace("+00:00", "Z"),
+        "text": "" if text is None else text,
         "permalink": f"{context.archives_url}/{channel.id}/p{ts.replace('.', '')}",
     }
 
 
-def _author_name(
-    message: Mapping[str, Any], author_id: str, users: Mapping[str, Mapping[str, Any]]
-) -> str:
+def _author_name(message: Mapping[str, Any], author_id: str, users: Mapping[str, Mapping[str, Any]]) -> str:
     """users.json display, real or user name; else the message's own profile; else the id."""
     user = users.get(author_id, {})
     known, attached = _field(user, "profile", dict), _field(message, "user_profile", dict)
-    return _first_text(
-        known.get("display_name"), user.get("real_name"), known.get("real_name"), user.get("name"),
-        attached.get("display_name"), attached.get("real_name"), attached.get("name"),
-        message.get("username"),
-    ) or author_id
+    return (
+        _first_text(
+            known.get("display_name"),
+            user.get("real_name"),
+            known.get("real_name"),
+            user.get("name"),
+            attached.get("display_name"),
+            attached.get("real_name"),
+            attached.get("name"),
+            message.get("username"),
+        )
+        or author_id
+    )
 
 
 def _first_text(*candidates: Any) -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
 from teamlore.stores.protocols import AuditEvent, FactBackend
+from teamlore.timeutil import SENTINEL
 
 SYSTEM = "system"
 
@@ -39,14 +40,20 @@ def _audit(
 
 
 def create_or_revive(
-    facts: FactBackend, candidate: CandidateFact, message: Message, now: datetime, embedding_key: str | None
+    facts: FactBackend,
+    candidate: CandidateFact,
+    message: Message,
+    now: datetime,
+    embedding_key: str | None,
+    status: FactStatus = FactStatus.ACTIVE,
+    supersedes: tuple[str, ...] = (),
 ) -> Fact:
     """A new fact; or, when this message stated it before (an edit undone), its next version."""
     statement_hash = content_hash(candidate.statement)
     fact_id = fact_id_for(message.workspace, message.channel, statement_hash, message.message_id)
     earlier = facts.current_version(fact_id)
     if earlier is not None:
-        new = next_version(earlier, now, status=FactStatus.ACTIVE, evidence=(message.message_id,))
+        new = next_version(earlier, now, status=status, evidence=(message.message_id,), supersedes=supersedes)
         return facts.write_version(
             new,
             earlier,
@@ -65,10 +72,11 @@ def create_or_revive(
         topic=candidate.topic,
         importance=candidate.importance,
         confidence=candidate.confidence,
-        status=FactStatus.ACTIVE,
+        status=status,
         evidence=(message.message_id,),
         valid_from=candidate.valid_from,
         recorded_from=now,
+        supersedes=supersedes,
     )
     return facts.write_version(
         fact,
@@ -112,4 +120,26 @@ def supersede(
     )
     return facts.write_version(
         new, older, _audit("superseded", new, now, reason, actor, successor=newer.fact_id)
+    )
+
+
+def contest(facts: FactBackend, older: Fact, newer: Fact, now: datetime) -> Fact:
+    """Flag a possible contradiction: both stay readable, marked contested, for a reviewer."""
+    new = next_version(older, now, status=FactStatus.CONTESTED)
+    return facts.write_version(
+        new, older, _audit("contested", new, now, "a newer statement may contradict it", other=newer.fact_id)
+    )
+
+
+def revive(facts: FactBackend, older: Fact, now: datetime, reason: str) -> Fact:
+    """Bring back a fact whose successor lost its basis: open-ended and active again."""
+    new = next_version(older, now, status=FactStatus.ACTIVE, valid_to=SENTINEL, superseded_by=None)
+    return facts.write_version(new, older, _audit("revived", new, now, reason))
+
+
+def repoint(facts: FactBackend, older: Fact, successor: Fact, now: datetime) -> Fact:
+    """Keep ``older`` superseded, by the successor that remains."""
+    new = next_version(older, now, valid_to=successor.valid_from, superseded_by=successor.fact_id)
+    return facts.write_version(
+        new, older, _audit("superseded", new, now, "its successor changed", successor=successor.fact_id)
     )

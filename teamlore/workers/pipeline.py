@@ -18,6 +18,8 @@ from teamlore.domain import (
     CandidateFact,
     Channel,
     EventKind,
+    Fact,
+    FactStatus,
     Message,
     MessageEvent,
     content_hash,
@@ -27,7 +29,8 @@ from teamlore.embedding import CachedEmbedder
 from teamlore.errors import TeamloreError
 from teamlore.extraction import Extractor
 from teamlore.stores.protocols import FactBackend, MessageStore
-from teamlore.workers import mutations
+from teamlore.workers import lifecycle, mutations
+from teamlore.workers.resolver import HeuristicResolver, Resolver
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,9 @@ class IngestResult:
     created: list[str] = field(default_factory=list)
     evidence_added: list[str] = field(default_factory=list)
     retracted: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    contested: list[str] = field(default_factory=list)
+    revived: list[str] = field(default_factory=list)
     error: str | None = None
 
 
@@ -63,6 +69,8 @@ class PipelineDeps:
     extractor: Extractor
     embedder: CachedEmbedder
     clock: Callable[[], datetime]
+    # None: the heuristic resolver, knowing the workspace's people from its message authors.
+    resolver: Resolver | None = None
 
 
 def to_message(event: MessageEvent) -> Message:
@@ -178,12 +186,19 @@ def _add(
     result: IngestResult,
 ) -> None:
     same = deps.facts.current_by_hash(message.workspace, message.channel, content_hash(candidate.statement))
-    if same is None:
-        fact = mutations.create_or_revive(deps.facts, candidate, message, now, keys[candidate.statement])
-        result.created.append(fact.fact_id)
-    elif message.message_id not in same.evidence:
-        mutations.add_evidence(deps.facts, same, message.message_id, now)
-        result.evidence_added.append(same.fact_id)
+    if same is not None:
+        if message.message_id not in same.evidence:
+            mutations.add_evidence(deps.facts, same, message.message_id, now)
+            result.evidence_added.append(same.fact_id)
+        return
+    resolver = deps.resolver or HeuristicResolver(deps.messages.author_names(message.workspace))
+    placed = lifecycle.place(deps.facts, resolver, candidate, message, now, keys[candidate.statement])
+    if placed.created:
+        result.created.append(placed.created)
+    if placed.evidence_added:
+        result.evidence_added.append(placed.evidence_added)
+    result.superseded += placed.superseded
+    result.contested += placed.contested
 
 
 def _drop_unsupported(
@@ -194,11 +209,7 @@ def _drop_unsupported(
     for fact in deps.facts.current_citing(message.workspace, message.channel, message.message_id):
         if fact.content_hash in still_said:
             continue
-        new = mutations.drop_evidence(
-            deps.facts, fact, message.message_id, now, "source edited: the new text no longer states it"
-        )
-        if new.status.value == "retracted":
-            result.retracted.append(fact.fact_id)
+        _withdraw(fact, message, "source edited: the new text no longer states it", deps, now, result)
 
 
 def _delete(event: MessageEvent, existing: Message | None, deps: PipelineDeps) -> IngestResult:
@@ -208,12 +219,22 @@ def _delete(event: MessageEvent, existing: Message | None, deps: PipelineDeps) -
         # create cannot bring the message back.
         stub = to_message(event)
         deps.messages.put_message(stub, recorded_at=now)
-    deps.messages.mark_deleted(event.workspace, event.channel, event.message_id, event.ts)
+    # Stored on the transaction-time axis: the gate compares it with known_at.
+    deps.messages.mark_deleted(event.workspace, event.channel, event.message_id, now)
     result = IngestResult(event, Outcome.DELETED)
     for fact in deps.facts.current_citing(event.workspace, event.channel, event.message_id):
-        if fact.status.value == "retracted":
-            continue
-        new = mutations.drop_evidence(deps.facts, fact, event.message_id, now, "source deleted")
-        if new.status.value == "retracted":
-            result.retracted.append(fact.fact_id)
+        if fact.status is not FactStatus.RETRACTED:
+            _withdraw(fact, to_message(event), "source deleted", deps, now, result)
     return result
+
+
+def _withdraw(
+    fact: Fact, message: Message, reason: str, deps: PipelineDeps, now: datetime, result: IngestResult
+) -> None:
+    """A source no longer supports ``fact``; with no source left it is retracted, and what it
+    had superseded is reconsidered."""
+    new = mutations.drop_evidence(deps.facts, fact, message.message_id, now, reason)
+    if new.status is FactStatus.RETRACTED:
+        result.retracted.append(fact.fact_id)
+        resolver = deps.resolver or HeuristicResolver(deps.messages.author_names(message.workspace))
+        result.revived += lifecycle.reconsider_replaced(deps.facts, resolver, new, now)

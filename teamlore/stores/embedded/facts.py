@@ -253,6 +253,20 @@ class EmbeddedFactBackend:
         )
         return [_row_to_fact(r) for r in rows]
 
+    def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Fact]:
+        """Current, not retired facts of one channel sharing words or entities with ``text``."""
+        match = fts_query(text)
+        if match is None:
+            return []
+        rows = self._query(
+            f"SELECT {_V_COLUMNS} FROM fact_fts JOIN fact_versions v ON v.vid = fact_fts.rowid"
+            " WHERE fact_fts MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
+            " AND v.status IN ('active', 'contested')"
+            " ORDER BY bm25(fact_fts) LIMIT ?",
+            [match, workspace, channel, SENTINEL_MICROS, limit],
+        )
+        return [_row_to_fact(r) for r in rows]
+
     def embedding_key(self, fact_id: str) -> str | None:
         row = self._db.conn.execute(
             "SELECT embedding_key FROM fact_versions WHERE fact_id = ? ORDER BY version DESC LIMIT 1",

@@ -111,6 +111,13 @@ class EmbeddedMessageStore:
         ).fetchall()
         return {r[0]: Source(r[0], r[1], r[2], from_micros(r[3]), r[4], _maybe_time(r[5])) for r in rows}
 
+    def author_names(self, workspace: str) -> frozenset[str]:
+        rows = self._db.conn.execute(
+            "SELECT DISTINCT lower(author_name) FROM messages WHERE workspace = ? AND author_name != ''",
+            (workspace,),
+        ).fetchall()
+        return frozenset(r[0] for r in rows)
+
 
 class EmbeddedEmbeddingCache:
     """Passage vectors by cache key (model + text hash), float32 blobs."""

