@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
+from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
@@ -36,10 +38,25 @@ class Teamlore:
             extractor=extractor or HeuristicExtractor(),
             embedder=self.embedder,
             clock=clock,
+            review=self.stores.review,
+            tombstones=self.stores.tombstones,
         )
         self.reader = FactReader(
             self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock
         )
+
+        self.review = ReviewDesk(
+            facts=self.stores.facts,
+            review=self.stores.review,
+            tombstones=self.stores.tombstones,
+            audit=self.stores.audit,
+            embedder=self.embedder,
+            resolver_for=self.pipeline.resolver_for,
+            clock=clock,
+        )
+
+    def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
+        return erase_author(self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock)
 
     def close(self) -> None:
         self.stores.close()

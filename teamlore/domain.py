@@ -226,6 +226,7 @@ class CandidateFact:
     importance: float
     confidence: float
     valid_from: datetime
+    due_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +253,8 @@ class Fact:
     recorded_to: datetime = SENTINEL
     supersedes: tuple[str, ...] = ()
     superseded_by: str | None = None
-    origin: str = "extracted"
+    origin: str = "extracted"  # or "manual": added or corrected by a reviewer
+    due_at: datetime | None = None  # a deadline: passing it never retires the fact
 
     @property
     def contested(self) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from teamlore.dates import due_date
 from teamlore.domain import CandidateFact, FactType, Message
 
 MIN_WORDS = 3
@@ -298,6 +299,9 @@ class HeuristicExtractor:
             importance=_IMPORTANCE[fact_type],
             confidence=confidence,
             valid_from=message.ts,
+            due_at=due_date(sentence, message.ts)
+            if fact_type in (FactType.ACTION_ITEM, FactType.SCHEDULE)
+            else None,
         )
 
 

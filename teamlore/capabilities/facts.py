@@ -49,6 +49,7 @@ class FactView:
     fact: Fact
     sources: tuple[Source, ...]
     score: float = 0.0
+    past_due: bool = False  # its deadline has passed at the moment read; it stays until evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +223,11 @@ class FactReader:
             if one_per_fact and fact.fact_id in seen:
                 continue
             seen.add(fact.fact_id)
-            shown.append(FactView(fact, tuple(cited[m] for m in fact.evidence if m in cited), hit.score))
+            moment = view.valid_at if view is not None else self._clock()
+            past_due = fact.due_at is not None and fact.due_at < moment
+            shown.append(
+                FactView(fact, tuple(cited[m] for m in fact.evidence if m in cited), hit.score, past_due)
+            )
             if len(shown) >= k:
                 break
         return shown, counter

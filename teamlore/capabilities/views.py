@@ -48,12 +48,14 @@ def fact_json(fact: Fact) -> dict[str, Any]:
         "supersedes": list(fact.supersedes),
         "superseded_by": fact.superseded_by,
         "evidence": list(fact.evidence),
+        "due_at": None if fact.due_at is None else iso(fact.due_at),
     }
 
 
 def fact_view_json(view: FactView) -> dict[str, Any]:
     return {
         **fact_json(view.fact),
+        "past_due": view.past_due,
         "score": round(view.score, 6),
         "sources": [source_json(s) for s in view.sources],
     }

@@ -42,6 +42,25 @@ class AuditEvent:
     seq: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """A pair of facts waiting for a person: a possible contradiction, or a conflict with a
+    reviewer's own fact, or a rejected statement said again."""
+
+    id: int
+    workspace: str
+    channel: str
+    kind: str  # contested | manual_conflict | rejected_returns
+    older_fact: str
+    newer_fact: str
+    reason: str
+    status: str  # open | accepted | rejected
+    opened_at: datetime
+    closed_at: datetime | None = None
+    reviewer: str | None = None
+    decision: str | None = None
+
+
 class FactBackend(Protocol):
     """Fact versions: raw reads for the gate above, and audited writes."""
 
@@ -93,3 +112,28 @@ class AuditLog(Protocol):
     def append(self, event: AuditEvent) -> int: ...
 
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]: ...
+
+
+class ReviewQueue(Protocol):
+    def open(
+        self,
+        workspace: str,
+        channel: str,
+        kind: str,
+        older_fact: str,
+        newer_fact: str,
+        reason: str,
+        at: datetime,
+    ) -> int: ...
+
+    def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]: ...
+
+    def get(self, item_id: int) -> ReviewItem | None: ...
+
+    def close(self, item_id: int, reviewer: str, decision: str, at: datetime) -> None: ...
+
+
+class Tombstones(Protocol):
+    def add(self, workspace: str, channel: str, content_hash: str, reason: str, at: datetime) -> None: ...
+
+    def reason(self, workspace: str, channel: str, content_hash: str) -> str | None: ...

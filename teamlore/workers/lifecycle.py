@@ -2,7 +2,9 @@
 
 Calls the resolver on related facts of the same channel only, then writes the outcome through
 ``mutations`` (versioned, audited): evidence added to a duplicate, older values superseded, a
-contested pair flagged for review, or a plain new fact.
+contested pair flagged for review, or a plain new fact. Two things outrank the resolver: a
+reviewer's own fact (an extracted statement never retires it: it waits for review instead), and
+a reviewer's rejection (the same statement said again comes back provisional).
 """
 
 from __future__ import annotations
@@ -10,13 +12,23 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from teamlore.domain import CandidateFact, Fact, FactStatus, Message
-from teamlore.stores.protocols import FactBackend
+from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
+from teamlore.stores.protocols import FactBackend, ReviewQueue, Tombstones
 from teamlore.workers import mutations
 from teamlore.workers.resolver import Claim, Resolution, Resolver
 
 # How many related facts of the channel are judged against each new statement.
 CANDIDATES = 20
+REJECTED = "rejected"
+
+
+@dataclasses.dataclass
+class Curation:
+    """What placement needs besides the facts: the resolver, the review queue, the tombstones."""
+
+    resolver: Resolver
+    review: ReviewQueue
+    tombstones: Tombstones
 
 
 @dataclasses.dataclass
@@ -25,40 +37,69 @@ class Placement:
     evidence_added: str | None = None
     superseded: list[str] = dataclasses.field(default_factory=list)
     contested: list[str] = dataclasses.field(default_factory=list)
+    for_review: list[int] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class _Verdicts:
+    replaces: list[Fact] = dataclasses.field(default_factory=list)
+    disputes: list[Fact] = dataclasses.field(default_factory=list)
+    outranked_by: list[Fact] = dataclasses.field(default_factory=list)  # a reviewer's facts
+    replaced_by: Fact | None = None
+    duplicate_of: Fact | None = None
+
+
+def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Message) -> _Verdicts:
+    verdicts = _Verdicts()
+    for fact in facts.current_related(message.workspace, message.channel, claim.text, CANDIDATES):
+        older_first = fact.valid_from <= claim.valid_from
+        stored = Claim(fact.statement, fact.valid_from, fact.fact_type.value)
+        verdict = resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)
+        kind = verdict.resolution
+        if kind is Resolution.DUPLICATE and older_first:
+            verdicts.duplicate_of = fact
+            return verdicts
+        if not older_first:
+            # Out of order: a statement older than a fact we hold may already be retired by it.
+            if kind is Resolution.SUPERSEDES and verdicts.replaced_by is None:
+                verdicts.replaced_by = fact
+        elif kind in (Resolution.SUPERSEDES, Resolution.CONTESTED) and fact.origin == "manual":
+            verdicts.outranked_by.append(fact)
+        elif kind is Resolution.SUPERSEDES:
+            verdicts.replaces.append(fact)
+        elif kind is Resolution.CONTESTED:
+            verdicts.disputes.append(fact)
+    return verdicts
 
 
 def place(
     facts: FactBackend,
-    resolver: Resolver,
+    curation: Curation,
     candidate: CandidateFact,
     message: Message,
     now: datetime,
     embedding_key: str | None,
+    actor: str = mutations.SYSTEM,
 ) -> Placement:
-    related = [
-        f for f in facts.current_related(message.workspace, message.channel, candidate.statement, CANDIDATES)
-    ]
-    newer_claim = Claim(candidate.statement, candidate.valid_from)
-    replaces: list[Fact] = []
-    disputes: list[Fact] = []
-    replaced_by: Fact | None = None
-    for fact in related:
-        if fact.valid_from <= candidate.valid_from:
-            verdict = resolver.judge(Claim(fact.statement, fact.valid_from), newer_claim)
-            if verdict.resolution is Resolution.DUPLICATE:
-                if message.message_id not in fact.evidence:
-                    mutations.add_evidence(facts, fact, message.message_id, now)
-                return Placement(evidence_added=fact.fact_id)
-            if verdict.resolution is Resolution.SUPERSEDES:
-                replaces.append(fact)
-            elif verdict.resolution is Resolution.CONTESTED:
-                disputes.append(fact)
-        else:
-            # Out of order: a statement older than a fact we already hold may be retired by it.
-            verdict = resolver.judge(newer_claim, Claim(fact.statement, fact.valid_from))
-            if verdict.resolution is Resolution.SUPERSEDES and replaced_by is None:
-                replaced_by = fact
-    status = FactStatus.CONTESTED if disputes else FactStatus.ACTIVE
+    """``actor`` is the system for extracted statements, a reviewer's name for a manual fact."""
+    claim = Claim(candidate.statement, candidate.valid_from, candidate.fact_type.value)
+    verdicts = _judge_all(facts, curation.resolver, claim, message)
+    if verdicts.duplicate_of is not None:
+        same = verdicts.duplicate_of
+        if message.message_id not in same.evidence:
+            mutations.add_evidence(facts, same, message.message_id, now)
+        return Placement(evidence_added=same.fact_id)
+
+    rejected = (
+        curation.tombstones.reason(message.workspace, message.channel, content_hash(candidate.statement))
+        == REJECTED
+    )
+    if rejected or verdicts.outranked_by:
+        status = FactStatus.PROVISIONAL
+    elif verdicts.disputes:
+        status = FactStatus.CONTESTED
+    else:
+        status = FactStatus.ACTIVE
     new = mutations.create_or_revive(
         facts,
         candidate,
@@ -66,21 +107,61 @@ def place(
         now,
         embedding_key,
         status=status,
-        supersedes=tuple(f.fact_id for f in replaces),
+        supersedes=() if status is FactStatus.PROVISIONAL else tuple(f.fact_id for f in verdicts.replaces),
+        actor=actor,
     )
     placement = Placement(created=new.fact_id)
-    for older in replaces:
-        mutations.supersede(facts, older, new, now, "a newer statement replaces it")
+    if status is FactStatus.PROVISIONAL:
+        for manual in verdicts.outranked_by:
+            placement.for_review.append(
+                curation.review.open(
+                    new.workspace,
+                    new.channel,
+                    "manual_conflict",
+                    manual.fact_id,
+                    new.fact_id,
+                    "an extracted statement conflicts with a reviewer's fact",
+                    now,
+                )
+            )
+        if rejected:
+            placement.for_review.append(
+                curation.review.open(
+                    new.workspace,
+                    new.channel,
+                    "rejected_returns",
+                    new.fact_id,
+                    new.fact_id,
+                    "a statement a reviewer rejected was said again",
+                    now,
+                )
+            )
+        return placement
+    for older in verdicts.replaces:
+        mutations.supersede(facts, older, new, now, "a newer statement replaces it", actor)
         placement.superseded.append(older.fact_id)
-    for older in disputes:
+    for older in verdicts.disputes:
         mutations.contest(facts, older, new, now)
         placement.contested.append(older.fact_id)
-    if replaced_by is not None:
-        mutations.supersede(facts, new, replaced_by, now, "a later statement already replaced it")
+        placement.for_review.append(
+            curation.review.open(
+                new.workspace,
+                new.channel,
+                "contested",
+                older.fact_id,
+                new.fact_id,
+                "a newer statement may contradict it",
+                now,
+            )
+        )
+    if verdicts.replaced_by is not None:
+        mutations.supersede(facts, new, verdicts.replaced_by, now, "a later statement already replaced it")
     return placement
 
 
-def reconsider_replaced(facts: FactBackend, resolver: Resolver, retracted: Fact, now: datetime) -> list[str]:
+def reconsider_replaced(
+    facts: FactBackend, resolver: Resolver, retracted: Fact, now: datetime, actor: str = mutations.SYSTEM
+) -> list[str]:
     """After ``retracted`` lost its basis, bring back what it had superseded, unless another
     newer fact still supersedes it (then the successor pointer moves to that one)."""
     revived: list[str] = []
@@ -90,7 +171,7 @@ def reconsider_replaced(facts: FactBackend, resolver: Resolver, retracted: Fact,
             continue
         successor = _remaining_successor(facts, resolver, older)
         if successor is None:
-            mutations.revive(facts, older, now, f"its successor {retracted.fact_id} was retracted")
+            mutations.revive(facts, older, now, f"its successor {retracted.fact_id} was retracted", actor)
             revived.append(older_id)
         else:
             mutations.repoint(facts, older, successor, now)
@@ -98,12 +179,11 @@ def reconsider_replaced(facts: FactBackend, resolver: Resolver, retracted: Fact,
 
 
 def _remaining_successor(facts: FactBackend, resolver: Resolver, older: Fact) -> Fact | None:
-    claim = Claim(older.statement, older.valid_from)
+    claim = Claim(older.statement, older.valid_from, older.fact_type.value)
     for fact in facts.current_related(older.workspace, older.channel, older.statement, CANDIDATES):
         if fact.fact_id == older.fact_id or fact.valid_from < older.valid_from:
             continue
-        if resolver.judge(claim, Claim(fact.statement, fact.valid_from)).resolution is (
-            Resolution.SUPERSEDES
-        ):
+        newer = Claim(fact.statement, fact.valid_from, fact.fact_type.value)
+        if resolver.judge(claim, newer).resolution is Resolution.SUPERSEDES:
             return fact
     return None

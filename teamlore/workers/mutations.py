@@ -12,7 +12,7 @@ from datetime import datetime
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
 from teamlore.stores.protocols import AuditEvent, FactBackend
-from teamlore.timeutil import SENTINEL
+from teamlore.timeutil import SENTINEL, iso
 
 SYSTEM = "system"
 
@@ -35,8 +35,23 @@ def _audit(
         channel=fact.channel,
         fact_ids=(fact.fact_id,),
         content_hashes=(fact.content_hash,),
-        details={"version": fact.version, "status": fact.status.value, **details},
+        details={"state": version_state(fact), **details},
     )
+
+
+def version_state(fact: Fact) -> dict[str, object]:
+    """What a version is, without its text: the audit log can replay a fact's versions from it."""
+    return {
+        "version": fact.version,
+        "status": fact.status.value,
+        "valid_from": iso(fact.valid_from),
+        "valid_to": iso(fact.valid_to),
+        "evidence": list(fact.evidence),
+        "supersedes": list(fact.supersedes),
+        "superseded_by": fact.superseded_by,
+        "content_hash": fact.content_hash,
+        "origin": fact.origin,
+    }
 
 
 def create_or_revive(
@@ -47,17 +62,23 @@ def create_or_revive(
     embedding_key: str | None,
     status: FactStatus = FactStatus.ACTIVE,
     supersedes: tuple[str, ...] = (),
+    actor: str = SYSTEM,
 ) -> Fact:
-    """A new fact; or, when this message stated it before (an edit undone), its next version."""
+    """A new fact; or, when this message stated it before (an edit undone), its next version.
+
+    ``actor`` other than the system makes a reviewer's fact: origin "manual", no source message.
+    """
+    manual = actor != SYSTEM
+    evidence = () if manual else (message.message_id,)
     statement_hash = content_hash(candidate.statement)
     fact_id = fact_id_for(message.workspace, message.channel, statement_hash, message.message_id)
     earlier = facts.current_version(fact_id)
     if earlier is not None:
-        new = next_version(earlier, now, status=status, evidence=(message.message_id,), supersedes=supersedes)
+        new = next_version(earlier, now, status=status, evidence=evidence, supersedes=supersedes)
         return facts.write_version(
             new,
             earlier,
-            _audit("revived", new, now, "its source states it again", message_id=message.message_id),
+            _audit("revived", new, now, "its source states it again", actor, message_id=message.message_id),
         )
     fact = Fact(
         fact_id=fact_id,
@@ -73,15 +94,24 @@ def create_or_revive(
         importance=candidate.importance,
         confidence=candidate.confidence,
         status=status,
-        evidence=(message.message_id,),
+        evidence=evidence,
+        origin="manual" if manual else "extracted",
         valid_from=candidate.valid_from,
         recorded_from=now,
         supersedes=supersedes,
+        due_at=candidate.due_at,
     )
     return facts.write_version(
         fact,
         None,
-        _audit("created", fact, now, "extracted from a message", message_id=message.message_id),
+        _audit(
+            "created",
+            fact,
+            now,
+            "added by a reviewer" if manual else "extracted from a message",
+            actor,
+            message_id=message.message_id,
+        ),
         embedding_key=embedding_key,
     )
 
@@ -131,10 +161,10 @@ def contest(facts: FactBackend, older: Fact, newer: Fact, now: datetime) -> Fact
     )
 
 
-def revive(facts: FactBackend, older: Fact, now: datetime, reason: str) -> Fact:
+def revive(facts: FactBackend, older: Fact, now: datetime, reason: str, actor: str = SYSTEM) -> Fact:
     """Bring back a fact whose successor lost its basis: open-ended and active again."""
     new = next_version(older, now, status=FactStatus.ACTIVE, valid_to=SENTINEL, superseded_by=None)
-    return facts.write_version(new, older, _audit("revived", new, now, reason))
+    return facts.write_version(new, older, _audit("revived", new, now, reason, actor))
 
 
 def repoint(facts: FactBackend, older: Fact, successor: Fact, now: datetime) -> Fact:

@@ -28,7 +28,7 @@ from teamlore.domain import (
 from teamlore.embedding import CachedEmbedder
 from teamlore.errors import TeamloreError
 from teamlore.extraction import Extractor
-from teamlore.stores.protocols import FactBackend, MessageStore
+from teamlore.stores.protocols import FactBackend, MessageStore, ReviewQueue, Tombstones
 from teamlore.workers import lifecycle, mutations
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
@@ -69,8 +69,16 @@ class PipelineDeps:
     extractor: Extractor
     embedder: CachedEmbedder
     clock: Callable[[], datetime]
+    review: ReviewQueue
+    tombstones: Tombstones
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
+
+    def resolver_for(self, workspace: str) -> Resolver:
+        return self.resolver or HeuristicResolver(self.messages.author_names(workspace))
+
+    def curation(self, workspace: str) -> lifecycle.Curation:
+        return lifecycle.Curation(self.resolver_for(workspace), self.review, self.tombstones)
 
 
 def to_message(event: MessageEvent) -> Message:
@@ -191,8 +199,9 @@ def _add(
             mutations.add_evidence(deps.facts, same, message.message_id, now)
             result.evidence_added.append(same.fact_id)
         return
-    resolver = deps.resolver or HeuristicResolver(deps.messages.author_names(message.workspace))
-    placed = lifecycle.place(deps.facts, resolver, candidate, message, now, keys[candidate.statement])
+    placed = lifecycle.place(
+        deps.facts, deps.curation(message.workspace), candidate, message, now, keys[candidate.statement]
+    )
     if placed.created:
         result.created.append(placed.created)
     if placed.evidence_added:
@@ -236,5 +245,7 @@ def _withdraw(
     new = mutations.drop_evidence(deps.facts, fact, message.message_id, now, reason)
     if new.status is FactStatus.RETRACTED:
         result.retracted.append(fact.fact_id)
-        resolver = deps.resolver or HeuristicResolver(deps.messages.author_names(message.workspace))
-        result.revived += lifecycle.reconsider_replaced(deps.facts, resolver, new, now)
+        deps.tombstones.add(fact.workspace, fact.channel, fact.content_hash, reason, now)
+        result.revived += lifecycle.reconsider_replaced(
+            deps.facts, deps.resolver_for(fact.workspace), new, now
+        )

@@ -40,6 +40,7 @@ class Claim:
 
     text: str
     valid_from: datetime
+    fact_type: str = ""
 
 
 class Resolver(Protocol):
@@ -52,6 +53,15 @@ CONTEST_WINDOW = timedelta(hours=1)
 # With a replacement cue, subjects may differ in wording ("Legal signed off, so the pricing page
 # launch is no longer blocked"); this share of the older subject must still be present.
 CUE_SUBJECT_OVERLAP = 0.75
+
+# "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
+# at least this share of the action's subject is named; a bare "done!" closes nothing.
+ACTION_DONE_OVERLAP = 0.5
+_COMPLETED = re.compile(
+    r"\b(done|finished|completed|shipped|merged|delivered|sent|published|cancel+ed|called off|"
+    r"dropped|no longer needed)\b",
+    re.I,
+)
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -217,6 +227,14 @@ class HeuristicResolver:
         if same_subject and a.values == b.values:
             return Judgement(Resolution.DUPLICATE, "same subject, same values")
         shared = a.subject & b.subject
+        # A deadline passing never retires an action item; evidence that it was done does.
+        if (
+            older.fact_type == "action_item"
+            and _COMPLETED.search(newer.text)
+            and a.subject
+            and len(shared) / len(a.subject) >= ACTION_DONE_OVERLAP
+        ):
+            return Judgement(Resolution.SUPERSEDES, "the action item was done or called off")
         differing = _differing_kinds(a, b)
         # Explicit retirement of the older value ("switched from Jenkins", "no longer use X"),
         # provided the older statement holds that value and shares something of its subject:

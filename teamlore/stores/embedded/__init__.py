@@ -8,6 +8,7 @@ from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
+from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 
 
 class EmbeddedStores:
@@ -19,6 +20,8 @@ class EmbeddedStores:
         self.facts = EmbeddedFactBackend(self.db, self.audit)
         self.messages = EmbeddedMessageStore(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
+        self.review = EmbeddedReviewQueue(self.db)
+        self.tombstones = EmbeddedTombstones(self.db)
 
     def transaction(self):
         return self.db.transaction()

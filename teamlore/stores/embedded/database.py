@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS fact_versions (
     status TEXT NOT NULL, evidence TEXT NOT NULL,
     valid_from INTEGER NOT NULL, valid_to INTEGER NOT NULL,
     recorded_from INTEGER NOT NULL, recorded_to INTEGER NOT NULL,
-    supersedes TEXT NOT NULL, superseded_by TEXT, origin TEXT NOT NULL,
+    supersedes TEXT NOT NULL, superseded_by TEXT, origin TEXT NOT NULL, due_at INTEGER,
     embedding_key TEXT,
     seq INTEGER NOT NULL,
     UNIQUE (fact_id, version)
@@ -74,6 +74,16 @@ CREATE TABLE IF NOT EXISTS tombstones (
     reason TEXT NOT NULL, at INTEGER NOT NULL,
     PRIMARY KEY (workspace, channel, content_hash)
 );
+
+-- Possible contradictions and conflicts with a reviewer's facts, waiting for a person.
+CREATE TABLE IF NOT EXISTS review_items (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, kind TEXT NOT NULL,
+    older_fact TEXT NOT NULL, newer_fact TEXT NOT NULL, reason TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open', opened_at INTEGER NOT NULL,
+    closed_at INTEGER, reviewer TEXT, decision TEXT
+);
+CREATE INDEX IF NOT EXISTS review_items_open ON review_items (workspace, channel, status);
 
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (

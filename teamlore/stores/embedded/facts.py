@@ -20,7 +20,7 @@ from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 _COLUMNS = (
     "vid, fact_id, version, workspace, channel, thread_id, statement, content_hash, fact_type,"
     " entities, topic, importance, confidence, status, evidence, valid_from, valid_to,"
-    " recorded_from, recorded_to, supersedes, superseded_by, origin"
+    " recorded_from, recorded_to, supersedes, superseded_by, origin, due_at"
 )
 _V_COLUMNS = ", ".join(f"v.{c.strip()}" for c in _COLUMNS.split(","))
 
@@ -136,6 +136,7 @@ def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
         supersedes=tuple(json.loads(row[19])),
         superseded_by=row[20],
         origin=row[21],
+        due_at=None if row[22] is None else from_micros(row[22]),
     )
 
 
@@ -306,8 +307,8 @@ class EmbeddedFactBackend:
                 "INSERT INTO fact_versions (fact_id, version, workspace, channel, thread_id,"
                 " statement, content_hash, fact_type, entities, topic, importance, confidence,"
                 " status, evidence, valid_from, valid_to, recorded_from, recorded_to, supersedes,"
-                " superseded_by, origin, embedding_key, seq)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " superseded_by, origin, due_at, embedding_key, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     new.fact_id,
                     new.version,
@@ -330,6 +331,7 @@ class EmbeddedFactBackend:
                     json.dumps(list(new.supersedes)),
                     new.superseded_by,
                     new.origin,
+                    None if new.due_at is None else to_micros(new.due_at),
                     embedding_key,
                     self._db.next_seq(),
                 ),

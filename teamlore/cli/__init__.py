@@ -6,25 +6,35 @@ Every read command takes ``--json``.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import ImportSummary, import_items, open_source
+from teamlore.cli import curation
+from teamlore.cli.support import (
+    Channels,
+    DataDir,
+    JsonFlag,
+    Workspace,
+    emit_json,
+    err,
+    open_lore,
+    out,
+    parse_option_time,
+)
 from teamlore.config import Settings
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
-from teamlore.timeutil import SENTINEL, iso, parse_time
+from teamlore.timeutil import SENTINEL, iso
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -32,36 +42,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Turn a team's chat into cited, time-aware facts.",
 )
-facts_app = typer.Typer(no_args_is_help=True, help="Show one fact, or its history.")
+facts_app = typer.Typer(no_args_is_help=True, help="Show, add, correct facts; see their history.")
 app.add_typer(facts_app, name="facts")
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+app.add_typer(curation.review_app, name="review")
+curation.register(app, facts_app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
-
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Overrides TEAMLORE_DATA_DIR.")]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-Workspace = Annotated[str | None, typer.Option("--workspace", "-w", help="Workspace id.")]
-Channels = Annotated[list[str] | None, typer.Option("--channel", "-c", help="Channel id; repeat.")]
-
-
-def _open(data_dir: Path | None) -> Teamlore:
-    settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
-    return Teamlore(settings)
-
-
-def _time(value: str | None, option: str):
-    if value is None:
-        return None
-    try:
-        return parse_time(value)
-    except ValueError as exc:
-        raise InvalidInput(f"{option}: {exc}") from None
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 @app.command("import")
@@ -72,13 +58,13 @@ def import_command(
     as_json: JsonFlag = False,
 ) -> int:
     """Import messages; importing the same file twice changes nothing."""
-    lore = _open(data_dir)
+    lore = open_lore(data_dir)
     source = open_source(path, lore.settings.max_message_chars, workspace)
     summary = _run_import(lore, source.items, source.total, f"importing {source.kind}")
     for line in summary.errors:
         err.print(f"skipped {line}", markup=False)
     if as_json:
-        _emit_json(
+        emit_json(
             {
                 "path": str(path),
                 "kind": source.kind,
@@ -130,10 +116,10 @@ def search(
 ) -> int:
     """Search facts inside a scope (workspace and channels) at a moment on both time axes."""
     scope = Scope(workspace or "", channel or [])
-    view = ReadView(_time(as_of, "--as-of"), _time(known_at, "--known-at"), history)
-    result = _open(data_dir).reader.search(query, scope, view, mode, limit)
+    view = ReadView(parse_option_time(as_of, "--as-of"), parse_option_time(known_at, "--known-at"), history)
+    result = open_lore(data_dir).reader.search(query, scope, view, mode, limit)
     if as_json:
-        _emit_json(views.search_json(result))
+        emit_json(views.search_json(result))
     else:
         _print_result(result)
     return 0
@@ -176,14 +162,16 @@ def facts_show(
 ) -> int:
     """One fact as it stood at a moment (retired facts included)."""
     scope = Scope(workspace or "", channel or [])
-    view = ReadView(_time(as_of, "--as-of"), _time(known_at, "--known-at"), include_history=True)
-    shown = _open(data_dir).reader.get(fact_id, scope, view)
+    view = ReadView(
+        parse_option_time(as_of, "--as-of"), parse_option_time(known_at, "--known-at"), include_history=True
+    )
+    shown = open_lore(data_dir).reader.get(fact_id, scope, view)
     if shown is None:
         raise NotFound(
             f"no fact {fact_id} in workspace {scope.workspace}, channels {', '.join(sorted(scope.channels))}"
         )
     if as_json:
-        _emit_json(views.fact_view_json(shown))
+        emit_json(views.fact_view_json(shown))
     else:
         for key, value in views.fact_view_json(shown).items():
             out.print(f"{key}: {value}", markup=False)
@@ -200,13 +188,13 @@ def facts_history(
 ) -> int:
     """Every version of a fact on both time axes, and its audit events."""
     scope = Scope(workspace or "", channel or [])
-    history = _open(data_dir).reader.history(fact_id, scope)
+    history = open_lore(data_dir).reader.history(fact_id, scope)
     if not history.versions:
         raise NotFound(
             f"no fact {fact_id} in workspace {scope.workspace}, channels {', '.join(sorted(scope.channels))}"
         )
     if as_json:
-        _emit_json(views.history_json(history))
+        emit_json(views.history_json(history))
         return 0
     for v in history.versions:
         f = v.fact
@@ -230,9 +218,9 @@ def channels(workspace: Workspace = None, data_dir: DataDir = None, as_json: Jso
     """Channels the store holds for a workspace (ids to use with --channel)."""
     if not workspace:
         raise InvalidInput("channels needs a workspace (--workspace)")
-    found = _open(data_dir).stores.messages.channels(workspace)
+    found = open_lore(data_dir).stores.messages.channels(workspace)
     if as_json:
-        _emit_json(
+        emit_json(
             [
                 {
                     "channel": c.channel,
@@ -305,5 +293,3 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,119 @@
+"""Erasing a person: their message text and the facts only they support, everywhere.
+
+Messages lose their text and author name; facts they alone support are retracted and the
+statement text of every version, its keyword-index rows and its vector are deleted; facts
+others also support only lose that evidence. The audit log keeps its events (ids and hashes,
+never text), plus one "erased" event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from datetime import datetime
+
+from teamlore.domain import FactStatus
+from teamlore.errors import InvalidInput
+from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.protocols import AuditEvent
+from teamlore.timeutil import to_micros
+from teamlore.workers import lifecycle, mutations
+from teamlore.workers.resolver import Resolver
+
+
+@dataclasses.dataclass
+class ErasureReport:
+    workspace: str
+    author_id: str
+    messages: int = 0
+    facts_erased: list[str] = dataclasses.field(default_factory=list)
+    facts_kept_without_their_evidence: list[str] = dataclasses.field(default_factory=list)
+    vectors: int = 0
+
+
+def erase_author(
+    stores: EmbeddedStores,
+    workspace: str,
+    author_id: str,
+    actor: str,
+    resolver_for: Callable[[str], Resolver],
+    clock: Callable[[], datetime],
+) -> ErasureReport:
+    if not workspace or not author_id:
+        raise InvalidInput("erase needs --workspace and --author")
+    if not actor.strip():
+        raise InvalidInput("erase needs the name of who asked for it (--by)")
+    now = clock()
+    report = ErasureReport(workspace, author_id)
+    conn = stores.db.conn
+    messages = conn.execute(
+        "SELECT channel, message_id FROM messages WHERE workspace = ? AND author_id = ?",
+        (workspace, author_id),
+    ).fetchall()
+    doomed: set[str] = set()
+    kept: set[str] = set()
+    with stores.transaction():
+        for channel, message_id in messages:
+            for fact in stores.facts.current_citing(workspace, channel, message_id):
+                if fact.status is FactStatus.RETRACTED and fact.fact_id in doomed:
+                    continue
+                new = mutations.drop_evidence(stores.facts, fact, message_id, now, "erased on request")
+                if new.status is not FactStatus.RETRACTED:
+                    kept.add(fact.fact_id)
+                else:
+                    doomed.add(fact.fact_id)
+                    lifecycle.reconsider_replaced(stores.facts, resolver_for(workspace), new, now, actor)
+        report.messages = len(messages)
+        conn.execute(
+            "UPDATE messages SET text = '', author_name = '', content_hash = '',"
+            " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",
+            (to_micros(now), workspace, author_id),
+        )
+        report.vectors = _scrub_facts(stores, sorted(doomed))
+        report.facts_erased = sorted(doomed)
+        report.facts_kept_without_their_evidence = sorted(kept - doomed)
+        stores.audit.append(
+            AuditEvent(
+                "erased",
+                actor,
+                "erasure of a person's messages",
+                now,
+                workspace,
+                "*",
+                tuple(sorted(doomed)),
+                (),
+                {"author_id": author_id, "messages": len(messages)},
+            )
+        )
+        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'index_generation'")
+    return report
+
+
+def _scrub_facts(stores: EmbeddedStores, fact_ids: list[str]) -> int:
+    """Delete the text of every version of these facts, their index rows and their vectors."""
+    conn = stores.db.conn
+    vectors = 0
+    for fact_id in fact_ids:
+        rows = conn.execute(
+            "SELECT vid, statement, entities, embedding_key FROM fact_versions WHERE fact_id = ?", (fact_id,)
+        ).fetchall()
+        for vid, statement, entities, key in rows:
+            conn.execute(
+                "INSERT INTO fact_fts (fact_fts, rowid, statement, entities) VALUES ('delete', ?, ?, ?)",
+                (vid, statement, " ".join(json.loads(entities))),
+            )
+            # The same text said by someone else in another fact keeps its vector.
+            shared = conn.execute(
+                "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
+                f" ({','.join('?' * len(fact_ids))}) LIMIT 1",
+                (key, *fact_ids),
+            ).fetchone()
+            if key is not None and shared is None:
+                vectors += conn.execute("DELETE FROM embeddings WHERE key = ?", (key,)).rowcount
+        conn.execute(
+            "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', embedding_key = NULL"
+            " WHERE fact_id = ?",
+            (fact_id,),
+        )
+    return vectors

@@ -1,0 +1,182 @@
+"""What reviewers do: settle review items, and add or correct facts by hand.
+
+Every change goes through ``workers.mutations`` with the reviewer as the actor, so the audit log
+names who decided. A reviewer's fact (origin "manual") outranks extraction: the pipeline never
+lets an extracted statement retire it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import datetime
+from enum import StrEnum
+
+from teamlore.domain import CandidateFact, Fact, FactStatus, FactType, Message, Scope, content_hash
+from teamlore.embedding import CachedEmbedder
+from teamlore.errors import InvalidInput, NotFound
+from teamlore.extraction import entities_of, topic_of
+from teamlore.stores.protocols import AuditEvent, AuditLog, FactBackend, ReviewItem, ReviewQueue, Tombstones
+from teamlore.workers import lifecycle, mutations
+from teamlore.workers.resolver import Resolver
+
+
+class Retract(StrEnum):
+    NONE = "none"
+    NEWER = "newer"
+    OLDER = "older"
+
+
+@dataclasses.dataclass
+class ReviewDesk:
+    facts: FactBackend
+    review: ReviewQueue
+    tombstones: Tombstones
+    audit: AuditLog
+    embedder: CachedEmbedder
+    resolver_for: Callable[[str], Resolver]
+    clock: Callable[[], datetime]
+
+    def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
+        return self.review.items(scope, status)
+
+    def accept(self, item_id: int, reviewer: str) -> ReviewItem:
+        """Apply what the item proposes: the newer fact replaces the older (or, for a rejected
+        statement said again, the newer one stands)."""
+        item, older, newer = self._open_item(item_id, reviewer)
+        now = self.clock()
+        if newer.status is not FactStatus.ACTIVE:
+            newer = self._set_status(newer, FactStatus.ACTIVE, reviewer, now)
+        if item.kind != "rejected_returns" and older.fact_id != newer.fact_id:
+            mutations.supersede(self.facts, older, newer, now, "a reviewer accepted the change", reviewer)
+        return self._close(item, reviewer, "accept", now)
+
+    def reject(self, item_id: int, reviewer: str, retract: Retract = Retract.NONE) -> ReviewItem:
+        """Keep both as they were (contested flags cleared), or retract one of the two."""
+        item, older, newer = self._open_item(item_id, reviewer)
+        now = self.clock()
+        keep_newer = retract is not Retract.NEWER and item.kind == "contested"
+        for fact, retire in ((older, retract is Retract.OLDER), (newer, not keep_newer)):
+            if retire or (fact is newer and retract is Retract.NEWER):
+                self._retract(fact, reviewer, now)
+            elif fact.status in (FactStatus.CONTESTED, FactStatus.PROVISIONAL) and not (
+                fact is newer and item.kind != "contested"
+            ):
+                self._set_status(fact, FactStatus.ACTIVE, reviewer, now)
+        return self._close(item, reviewer, f"reject:{retract.value}", now)
+
+    def add_fact(
+        self,
+        scope: Scope,
+        statement: str,
+        reviewer: str,
+        valid_from: datetime | None = None,
+        fact_type: FactType = FactType.STATEMENT,
+    ) -> Fact:
+        """A fact a reviewer states by hand; it goes through resolution like any other."""
+        channel = _one_channel(scope)
+        statement = _check_statement(statement)
+        now = self.clock()
+        moment = valid_from or now
+        key = self.embedder.ensure_passages([statement])[statement]
+        entities = entities_of(statement)
+        candidate = CandidateFact(
+            statement, fact_type, entities, topic_of(entities, statement), 1.0, 1.0, moment
+        )
+        source = Message(
+            "manual",
+            scope.workspace,
+            channel,
+            f"manual:{content_hash(statement)}:{int(now.timestamp())}",
+            None,
+            reviewer,
+            reviewer,
+            moment,
+            statement,
+            "",
+            content_hash(statement),
+        )
+        curation = lifecycle.Curation(self.resolver_for(scope.workspace), self.review, self.tombstones)
+        placed = lifecycle.place(self.facts, curation, candidate, source, now, key, actor=reviewer)
+        fact = self.facts.current_version(placed.created or placed.evidence_added or "")
+        assert fact is not None
+        return fact
+
+    def correct_fact(self, fact_id: str, scope: Scope, statement: str, reviewer: str) -> Fact:
+        """Replace a fact with a reviewer's wording; the old one is superseded from now on."""
+        old = self.facts.current_version(fact_id)
+        if old is None or not scope.allows(old.workspace, old.channel):
+            raise NotFound(f"no fact {fact_id} in this scope")
+        now = self.clock()
+        new = self.add_fact(Scope(old.workspace, [old.channel]), statement, reviewer, now, old.fact_type)
+        current = self.facts.current_version(fact_id)
+        if current is not None and current.status is not FactStatus.SUPERSEDED:
+            mutations.supersede(self.facts, current, new, now, "corrected by a reviewer", reviewer)
+        return new
+
+    # ---- helpers ----
+
+    def _open_item(self, item_id: int, reviewer: str) -> tuple[ReviewItem, Fact, Fact]:
+        if not reviewer.strip():
+            raise InvalidInput("a review needs the reviewer's name (--by)")
+        item = self.review.get(item_id)
+        if item is None:
+            raise NotFound(f"no review item {item_id}")
+        if item.status != "open":
+            raise InvalidInput(f"review item {item_id} is already {item.status}")
+        older = self.facts.current_version(item.older_fact)
+        newer = self.facts.current_version(item.newer_fact)
+        if older is None or newer is None:
+            raise NotFound(f"review item {item_id} names a fact that no longer exists")
+        return item, older, newer
+
+    def _close(self, item: ReviewItem, reviewer: str, decision: str, now: datetime) -> ReviewItem:
+        self.review.close(item.id, reviewer, decision, now)
+        hashes = tuple(
+            f.content_hash for f in map(self.facts.current_version, (item.older_fact, item.newer_fact)) if f
+        )
+        self.audit.append(
+            AuditEvent(
+                "reviewed",
+                reviewer,
+                f"review item {item.id} ({item.kind}): {decision}",
+                now,
+                item.workspace,
+                item.channel,
+                tuple(dict.fromkeys((item.older_fact, item.newer_fact))),
+                hashes,
+                {"item": item.id, "decision": decision},
+            )
+        )
+        closed = self.review.get(item.id)
+        assert closed is not None
+        return closed
+
+    def _set_status(self, fact: Fact, status: FactStatus, reviewer: str, now: datetime) -> Fact:
+        new = mutations.next_version(fact, now, status=status)
+        return self.facts.write_version(
+            new, fact, mutations._audit("reviewed", new, now, f"set {status}", reviewer)
+        )
+
+    def _retract(self, fact: Fact, reviewer: str, now: datetime) -> None:
+        new = mutations.next_version(fact, now, status=FactStatus.RETRACTED)
+        self.facts.write_version(
+            new, fact, mutations._audit("retracted", new, now, "rejected by a reviewer", reviewer)
+        )
+        self.tombstones.add(fact.workspace, fact.channel, fact.content_hash, lifecycle.REJECTED, now)
+        lifecycle.reconsider_replaced(self.facts, self.resolver_for(fact.workspace), new, now, reviewer)
+
+
+def _one_channel(scope: Scope) -> str:
+    if len(scope.channels) != 1:
+        raise InvalidInput("a fact belongs to exactly one channel: give one --channel")
+    return next(iter(scope.channels))
+
+
+def _check_statement(statement: str) -> str:
+    statement = " ".join(statement.split())
+    if not statement:
+        raise InvalidInput("the statement is empty")
+    if len(statement) > 1000:
+        raise InvalidInput("a statement is at most 1,000 characters")
+    return statement

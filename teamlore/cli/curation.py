@@ -1,0 +1,171 @@
+"""Reviewer and admin commands: the review queue, manual facts, erasure."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from teamlore.capabilities import views
+from teamlore.capabilities.review import Retract
+from teamlore.cli.support import (
+    Channels,
+    DataDir,
+    JsonFlag,
+    Workspace,
+    emit_json,
+    open_lore,
+    out,
+    parse_option_time,
+)
+from teamlore.domain import FactType, Scope
+from teamlore.stores.protocols import ReviewItem
+from teamlore.timeutil import iso
+
+review_app = typer.Typer(no_args_is_help=True, help="Possible contradictions waiting for a person.")
+Reviewer = Annotated[str, typer.Option("--by", help="Your name, recorded in the audit log.")]
+
+
+def _item_json(item: ReviewItem) -> dict[str, object]:
+    return {
+        "id": item.id,
+        "workspace": item.workspace,
+        "channel": item.channel,
+        "kind": item.kind,
+        "older_fact": item.older_fact,
+        "newer_fact": item.newer_fact,
+        "reason": item.reason,
+        "status": item.status,
+        "opened_at": iso(item.opened_at),
+        "closed_at": None if item.closed_at is None else iso(item.closed_at),
+        "reviewer": item.reviewer,
+        "decision": item.decision,
+    }
+
+
+@review_app.command("list")
+def review_list(
+    workspace: Workspace = None,
+    channel: Channels = None,
+    status: Annotated[str, typer.Option(help="open, accepted or rejected.")] = "open",
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Review items of the given channels, with both facts' statements."""
+    scope = Scope(workspace or "", channel or [])
+    lore = open_lore(data_dir)
+    items = lore.review.items(scope, status)
+    if as_json:
+        emit_json([_item_json(i) for i in items])
+        return 0
+    for item in items:
+        older = lore.stores.facts.current_version(item.older_fact)
+        newer = lore.stores.facts.current_version(item.newer_fact)
+        out.print(f"#{item.id} {item.kind} in {item.channel}: {item.reason}", markup=False)
+        out.print(f"   older {item.older_fact}: {older.statement if older else '?'}", markup=False)
+        out.print(f"   newer {item.newer_fact}: {newer.statement if newer else '?'}", markup=False)
+    if not items:
+        out.print(f"no {status} review items")
+    return 0
+
+
+@review_app.command("accept")
+def review_accept(
+    item_id: int, by: Reviewer = "", data_dir: DataDir = None, as_json: JsonFlag = False
+) -> int:
+    """Apply the change: the newer fact replaces the older one."""
+    item = open_lore(data_dir).review.accept(item_id, by)
+    emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} accepted by {by}", markup=False)
+    return 0
+
+
+@review_app.command("reject")
+def review_reject(
+    item_id: int,
+    by: Reviewer = "",
+    retract: Annotated[Retract, typer.Option(help="Retract one of the two, or neither.")] = Retract.NONE,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Keep both facts (flags cleared), or retract the newer or the older one."""
+    item = open_lore(data_dir).review.reject(item_id, by, retract)
+    emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} rejected by {by}", markup=False)
+    return 0
+
+
+def register(app: typer.Typer, facts_app: typer.Typer) -> None:
+    facts_app.command("add")(facts_add)
+    facts_app.command("correct")(facts_correct)
+    app.command("erase")(erase)
+
+
+def facts_add(
+    statement: str,
+    workspace: Workspace = None,
+    channel: Channels = None,
+    by: Reviewer = "",
+    valid_from: Annotated[str | None, typer.Option("--valid-from", help="When it became true.")] = None,
+    fact_type: Annotated[FactType, typer.Option("--type")] = FactType.STATEMENT,
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Add a fact by hand; it outranks anything extracted from messages."""
+    if not by.strip():
+        raise typer.BadParameter("a manual fact needs your name (--by)")
+    scope = Scope(workspace or "", channel or [])
+    fact = open_lore(data_dir).review.add_fact(
+        scope, statement, by, parse_option_time(valid_from, "--valid-from"), fact_type
+    )
+    emit_json(views.fact_json(fact)) if as_json else out.print(
+        f"added {fact.fact_id} ({fact.status})", markup=False
+    )
+    return 0
+
+
+def facts_correct(
+    fact_id: str,
+    statement: str,
+    workspace: Workspace = None,
+    channel: Channels = None,
+    by: Reviewer = "",
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Replace a fact with your wording; the old one is superseded from now on."""
+    if not by.strip():
+        raise typer.BadParameter("a correction needs your name (--by)")
+    scope = Scope(workspace or "", channel or [])
+    fact = open_lore(data_dir).review.correct_fact(fact_id, scope, statement, by)
+    emit_json(views.fact_json(fact)) if as_json else out.print(
+        f"{fact_id} corrected by {fact.fact_id}", markup=False
+    )
+    return 0
+
+
+def erase(
+    workspace: Workspace = None,
+    author: Annotated[str, typer.Option("--author", help="The person's user id.")] = "",
+    by: Reviewer = "",
+    data_dir: DataDir = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Erase a person's message text and the facts only they support, everywhere."""
+    report = open_lore(data_dir).erase_author(workspace or "", author, by)
+    data = {
+        "workspace": report.workspace,
+        "author_id": report.author_id,
+        "messages": report.messages,
+        "facts_erased": report.facts_erased,
+        "facts_kept_without_their_evidence": report.facts_kept_without_their_evidence,
+        "vectors_deleted": report.vectors,
+    }
+    if as_json:
+        emit_json(data)
+    else:
+        out.print(
+            f"erased {report.messages} message(s) of {report.author_id}: {len(report.facts_erased)} fact(s) "
+            f"removed, {len(report.facts_kept_without_their_evidence)} kept on others' evidence, "
+            f"{report.vectors} vector(s) deleted",
+            markup=False,
+        )
+    return 0

@@ -1,0 +1,49 @@
+"""Erasing a person: their text gone from messages, facts, the keyword index and vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from teamlore.capabilities.facts import SearchMode
+from teamlore.domain import ReadView, Scope
+
+from .conftest import WS, event
+from .helpers import put
+
+SCOPE = Scope(WS, ["C1"])
+
+
+def test_erasure_removes_a_persons_text_everywhere_and_keeps_the_audit_log(lore):
+    put(
+        lore,
+        event("The Zanzibar project codename is Marigold.", author_id="U9", author_name="zed"),
+        event("The office lease ends in December.", author_id="U9", author_name="zed"),
+        event(
+            "The office lease ends in December.", author_id="U2", author_name="ann", ts="2026-01-06T10:00:00Z"
+        ),
+    )
+    # Control: before the erasure the statement is there to be found.
+    found = lore.reader.search("Zanzibar Marigold codename", SCOPE, mode=SearchMode.KEYWORD).hits
+    assert [h.fact.statement for h in found] == ["The Zanzibar project codename is Marigold."]
+    audit_before = (
+        sqlite3.connect(lore.settings.db_path).execute("SELECT count(*) FROM audit_log").fetchone()[0]
+    )
+    report = lore.erase_author(WS, "U9", "dpo")
+    assert report.messages == 2 and len(report.facts_erased) == 1
+    assert len(report.facts_kept_without_their_evidence) == 1
+
+    db = sqlite3.connect(lore.settings.db_path)
+    dump = "\n".join(db.iterdump())
+    assert "Marigold" not in dump and "Zanzibar" not in dump
+    assert "zed" not in {r[0] for r in db.execute("SELECT author_name FROM messages")}
+    for mode in SearchMode:
+        history = ReadView(include_history=True)
+        hits = lore.reader.search("Zanzibar Marigold codename", SCOPE, history, mode=mode).hits
+        assert not {h.fact.fact_id for h in hits} & set(report.facts_erased), mode
+        assert not any("Marigold" in h.fact.statement for h in hits), mode
+    # The shared statement stays, on the other person's evidence only.
+    [kept] = lore.reader.search("office lease", SCOPE).hits
+    assert [s.author_name for s in kept.sources] == ["ann"]
+    audit_after = db.execute("SELECT count(*) FROM audit_log").fetchone()[0]
+    assert audit_after > audit_before
+    assert db.execute("SELECT event FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone() == ("erased",)
