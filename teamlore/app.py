@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
@@ -13,6 +13,8 @@ from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.timeutil import utc_now
+from teamlore.wiki.maintainer import WikiMaintainer
+from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps
 
 
@@ -26,6 +28,7 @@ class Teamlore:
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
         clock: Callable[[], datetime] = utc_now,
+        writer: PageWriter | None = None,
     ) -> None:
         self.settings = settings
         self.stores = EmbeddedStores(settings.db_path)
@@ -55,8 +58,29 @@ class Teamlore:
             clock=clock,
         )
 
+        self.wiki = WikiMaintainer(
+            facts=self.stores.facts,
+            pages=self.stores.pages,
+            dirty=self.stores.dirty,
+            reader=self.reader,
+            writer=writer or TemplateWriter(),
+            clock=clock,
+            window=timedelta(seconds=settings.wiki_window_s),
+            lease=timedelta(seconds=settings.wiki_lease_s),
+        )
+        self.pipeline.notify = self.wiki.note_changes
+        self.review.notify = self.wiki.note_changes
+
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
-        return erase_author(self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock)
+        report = erase_author(
+            self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock
+        )
+        with self.stores.transaction():
+            rewrite = self.stores.pages.purge_facts(report.facts_erased)
+            self.stores.dirty.mark(rewrite, [], self.clock(), timedelta(0))
+            self.wiki.note_changes(report.facts_kept_without_their_evidence)
+        report.pages_rewritten = len(rewrite)
+        return report
 
     def close(self) -> None:
         self.stores.close()

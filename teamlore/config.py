@@ -29,6 +29,13 @@ class Settings(BaseSettings):
         40_000, ge=1, description="Longer messages are rejected as bad input (Slack's own limit)."
     )
 
+    wiki_window_s: float = Field(
+        30.0, ge=0, description="Debounce window: a burst of changes to a page makes one rewrite."
+    )
+    wiki_lease_s: float = Field(
+        120.0, gt=0, description="A claimed page not saved within this many seconds is dirty again."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

@@ -152,3 +152,45 @@ def test_demo_imports_the_sample_and_searches_it(tmp_path):
     assert "skipped 0" in done.stdout
     assert done.stdout.count("$ teamlore search") == 3
     assert "source: " in done.stdout
+
+
+def test_pages_list_and_show_after_an_import(imported):
+    listed = json.loads(
+        run("pages", "list", "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported).stdout
+    )
+    slugs = [p["slug"] for p in listed]
+    assert slugs[0] == "overview" and "decisions" in slugs and "faq" in slugs
+    shown = run("pages", "show", "decisions", "-w", "T0ACME", "-c", "C01ENG", data_dir=imported)
+    assert shown.returncode == 0 and shown.stdout.startswith("# Decisions")
+    assert "https://acme.slack.com/archives/C01ENG/p" in shown.stdout
+    page = json.loads(
+        run("pages", "show", "overview", "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported).stdout
+    )
+    assert page["version"] >= 1 and page["sections"] and page["sections"][0]["citations"]
+    assert "no page nowhere" in _one_line_error(
+        run("pages", "show", "nowhere", "-w", "T0ACME", "-c", "C01ENG", data_dir=imported)
+    )
+
+
+def test_review_list_and_a_manual_fact_from_the_command_line(imported):
+    listed = run("review", "list", "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported)
+    assert listed.returncode == 0 and isinstance(json.loads(listed.stdout), list)
+    added = run(
+        "facts",
+        "add",
+        "The on-call handbook lives in Notion.",
+        "-w",
+        "T0ACME",
+        "-c",
+        "C03OPS",
+        "--by",
+        "rita",
+        "--json",
+        data_dir=imported,
+    )
+    assert added.returncode == 0, added.stderr
+    fact = json.loads(added.stdout)
+    assert fact["origin"] == "manual" and fact["status"] == "active"
+    assert "--by" in _one_line_error(
+        run("facts", "add", "x y z", "-w", "T0ACME", "-c", "C03OPS", data_dir=imported)
+    )

@@ -22,6 +22,9 @@ def test_erasure_removes_a_persons_text_everywhere_and_keeps_the_audit_log(lore)
             "The office lease ends in December.", author_id="U2", author_name="ann", ts="2026-01-06T10:00:00Z"
         ),
     )
+    lore.wiki.flush(everything=True)
+    pages = [lore.stores.pages.current(p.page_id) for p, v in lore.stores.pages.pages(WS, ["C1"]) if v]
+    assert any("Marigold" in page.markdown for page in pages)  # control: the wiki showed it
     # Control: before the erasure the statement is there to be found.
     found = lore.reader.search("Zanzibar Marigold codename", SCOPE, mode=SearchMode.KEYWORD).hits
     assert [h.fact.statement for h in found] == ["The Zanzibar project codename is Marigold."]
@@ -32,6 +35,7 @@ def test_erasure_removes_a_persons_text_everywhere_and_keeps_the_audit_log(lore)
     assert report.messages == 2 and len(report.facts_erased) == 1
     assert len(report.facts_kept_without_their_evidence) == 1
 
+    lore.wiki.flush(everything=True)
     db = sqlite3.connect(lore.settings.db_path)
     dump = "\n".join(db.iterdump())
     assert "Marigold" not in dump and "Zanzibar" not in dump
@@ -41,7 +45,9 @@ def test_erasure_removes_a_persons_text_everywhere_and_keeps_the_audit_log(lore)
         hits = lore.reader.search("Zanzibar Marigold codename", SCOPE, history, mode=mode).hits
         assert not {h.fact.fact_id for h in hits} & set(report.facts_erased), mode
         assert not any("Marigold" in h.fact.statement for h in hits), mode
-    # The shared statement stays, on the other person's evidence only.
+    # The pages were written again without it; the shared statement stays, on the other
+    # person's evidence only.
+    assert "office lease" in lore.stores.pages.current(f"{WS}/C1/overview").markdown
     [kept] = lore.reader.search("office lease", SCOPE).hits
     assert [s.author_name for s in kept.sources] == ["ann"]
     audit_after = db.execute("SELECT count(*) FROM audit_log").fetchone()[0]

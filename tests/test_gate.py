@@ -39,7 +39,7 @@ def retired(lore):
 def test_the_public_read_api_is_exactly_the_gated_methods():
     # A new public read method must be added to the tests below before it can ship.
     public = {name for name in dir(FactReader) if not name.startswith("_")}
-    assert public == {"search", "list", "get", "history"}
+    assert public == {"search", "list", "get", "get_many", "history"}
 
 
 def _ids(result):
@@ -69,6 +69,13 @@ def test_get_withholds_retired_facts_by_default_and_returns_them_with_history(lo
         assert lore.reader.get(retired[name], SCOPE) is None
         shown = lore.reader.get(retired[name], SCOPE, HISTORY)
         assert shown is not None and shown.fact.status.value == name
+
+
+def test_get_many_withholds_retired_facts_by_default_and_returns_them_with_history(lore, retired):
+    ids = list(retired.values())
+    assert {v.fact.fact_id for v in lore.reader.get_many(ids, SCOPE)} == {retired["live"]}
+    assert {v.fact.fact_id for v in lore.reader.get_many(ids, SCOPE, HISTORY)} == set(ids)
+    assert lore.reader.get_many(ids, Scope(WS, ["C2"]), HISTORY) == []
 
 
 def test_history_returns_every_version_inside_the_scope_and_nothing_outside(lore, retired):

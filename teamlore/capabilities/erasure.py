@@ -30,6 +30,7 @@ class ErasureReport:
     facts_erased: list[str] = dataclasses.field(default_factory=list)
     facts_kept_without_their_evidence: list[str] = dataclasses.field(default_factory=list)
     vectors: int = 0
+    pages_rewritten: int = 0
 
 
 def erase_author(

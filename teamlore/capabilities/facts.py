@@ -8,7 +8,7 @@ through the same gate when the primary path fails; the receipt says what happene
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -144,6 +144,18 @@ class FactReader:
         raw = self._backend._by_ids([fact_id], scope, resolved)
         shown, _ = self._gate(raw, scope, resolved, k=1)
         return shown[0] if shown else None
+
+    def get_many(self, fact_ids: Sequence[str], scope: Scope, view: ReadView | None = None) -> list[FactView]:
+        """The versions of these facts visible under ``view`` (any order; missing ones left out)."""
+        resolved = (view or ReadView()).resolved(self._clock())
+        ids = list(dict.fromkeys(fact_ids))
+        raw = [
+            hit
+            for i in range(0, len(ids), 500)
+            for hit in self._backend._by_ids(ids[i : i + 500], scope, resolved)
+        ]
+        shown, _ = self._gate(raw, scope, resolved, k=len(raw) or 1)
+        return shown
 
     def history(self, fact_id: str, scope: Scope) -> FactHistory:
         """Every version of a fact, both time axes, and its audit events (scope still applies)."""

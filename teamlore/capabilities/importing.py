@@ -24,6 +24,8 @@ class ImportSummary:
     facts_created: int = 0
     evidence_added: int = 0
     retracted: int = 0
+    superseded: int = 0
+    pages_rewritten: int = 0
     errors: list[str] = field(default_factory=list)
 
     def note_error(self, location: str, reason: str) -> None:
@@ -40,6 +42,7 @@ class ImportSummary:
         self.facts_created += len(result.created)
         self.evidence_added += len(result.evidence_added)
         self.retracted += len(result.retracted)
+        self.superseded += len(result.superseded)
 
 
 @dataclass(frozen=True, slots=True)

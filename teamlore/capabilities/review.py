@@ -36,6 +36,8 @@ class ReviewDesk:
     embedder: CachedEmbedder
     resolver_for: Callable[[str], Resolver]
     clock: Callable[[], datetime]
+    # Told the ids of facts a decision changed (the wiki marks their pages dirty).
+    notify: Callable[[list[str]], None] | None = None
 
     def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
         return self.review.items(scope, status)
@@ -100,6 +102,7 @@ class ReviewDesk:
         placed = lifecycle.place(self.facts, curation, candidate, source, now, key, actor=reviewer)
         fact = self.facts.current_version(placed.created or placed.evidence_added or "")
         assert fact is not None
+        self._changed(fact.fact_id, *placed.superseded, *placed.contested)
         return fact
 
     def correct_fact(self, fact_id: str, scope: Scope, statement: str, reviewer: str) -> Fact:
@@ -112,6 +115,7 @@ class ReviewDesk:
         current = self.facts.current_version(fact_id)
         if current is not None and current.status is not FactStatus.SUPERSEDED:
             mutations.supersede(self.facts, current, new, now, "corrected by a reviewer", reviewer)
+            self._changed(fact_id)
         return new
 
     # ---- helpers ----
@@ -130,8 +134,13 @@ class ReviewDesk:
             raise NotFound(f"review item {item_id} names a fact that no longer exists")
         return item, older, newer
 
+    def _changed(self, *fact_ids: str) -> None:
+        if self.notify is not None:
+            self.notify(list(fact_ids))
+
     def _close(self, item: ReviewItem, reviewer: str, decision: str, now: datetime) -> ReviewItem:
         self.review.close(item.id, reviewer, decision, now)
+        self._changed(item.older_fact, item.newer_fact)
         hashes = tuple(
             f.content_hash for f in map(self.facts.current_version, (item.older_fact, item.newer_fact)) if f
         )

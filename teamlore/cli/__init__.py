@@ -20,6 +20,7 @@ from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import ImportSummary, import_items, open_source
 from teamlore.cli import curation
+from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
     DataDir,
@@ -45,6 +46,7 @@ app = typer.Typer(
 facts_app = typer.Typer(no_args_is_help=True, help="Show, add, correct facts; see their history.")
 app.add_typer(facts_app, name="facts")
 app.add_typer(curation.review_app, name="review")
+app.add_typer(pages_app, name="pages")
 curation.register(app, facts_app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
@@ -74,6 +76,8 @@ def import_command(
                 "facts_created": summary.facts_created,
                 "evidence_added": summary.evidence_added,
                 "retracted": summary.retracted,
+                "superseded": summary.superseded,
+                "pages_rewritten": summary.pages_rewritten,
                 "errors": summary.errors,
             }
         )
@@ -83,6 +87,13 @@ def import_command(
 
 
 def _run_import(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
+    summary = _import_with_progress(lore, items, total, label)
+    # The import is over: nothing more will collapse into these rewrites, so write pages now.
+    summary.pages_rewritten = lore.wiki.flush(everything=True).pages_rewritten
+    return summary
+
+
+def _import_with_progress(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
     if total <= PROGRESS_THRESHOLD:
         return import_items(items, lore.pipeline)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -96,7 +107,8 @@ def _print_summary(summary: ImportSummary) -> None:
     out.print(
         f"taken {summary.taken}, skipped {summary.skipped} ({outcomes}); "
         f"facts created {summary.facts_created}, evidence added {summary.evidence_added}, "
-        f"retracted {summary.retracted}",
+        f"retracted {summary.retracted}, superseded {summary.superseded}; "
+        f"pages rewritten {summary.pages_rewritten}",
         markup=False,
     )
 
@@ -269,6 +281,13 @@ def demo(
         _print_result(lore.reader.search(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
     width = shutil.get_terminal_size((100, 20)).columns
     out.print("\n" + "-" * min(width, 80))
+    pages = [p for p, v in lore.stores.pages.pages(SAMPLE_WORKSPACE, ["C01ENG"]) if v]
+    out.print(f"Wiki: {len(pages)} pages in #eng, for example:", markup=False)
+    for page in pages[:8]:
+        out.print(
+            f"  teamlore pages show {page.slug} -w {SAMPLE_WORKSPACE} -c C01ENG --data-dir {data_dir}",
+            markup=False,
+        )
     out.print(
         f"Store: {db}. Channels: teamlore channels -w {SAMPLE_WORKSPACE} --data-dir {data_dir}", markup=False
     )
@@ -291,5 +310,3 @@ def main(argv: list[str] | None = None) -> None:
         err.print(f"error: {exc}", markup=False)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
-
-

@@ -74,7 +74,9 @@ def review_accept(
     item_id: int, by: Reviewer = "", data_dir: DataDir = None, as_json: JsonFlag = False
 ) -> int:
     """Apply the change: the newer fact replaces the older one."""
-    item = open_lore(data_dir).review.accept(item_id, by)
+    lore = open_lore(data_dir)
+    item = lore.review.accept(item_id, by)
+    lore.wiki.flush(everything=True)
     emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} accepted by {by}", markup=False)
     return 0
 
@@ -88,7 +90,9 @@ def review_reject(
     as_json: JsonFlag = False,
 ) -> int:
     """Keep both facts (flags cleared), or retract the newer or the older one."""
-    item = open_lore(data_dir).review.reject(item_id, by, retract)
+    lore = open_lore(data_dir)
+    item = lore.review.reject(item_id, by, retract)
+    lore.wiki.flush(everything=True)
     emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} rejected by {by}", markup=False)
     return 0
 
@@ -113,9 +117,11 @@ def facts_add(
     if not by.strip():
         raise typer.BadParameter("a manual fact needs your name (--by)")
     scope = Scope(workspace or "", channel or [])
-    fact = open_lore(data_dir).review.add_fact(
+    lore = open_lore(data_dir)
+    fact = lore.review.add_fact(
         scope, statement, by, parse_option_time(valid_from, "--valid-from"), fact_type
     )
+    lore.wiki.flush(everything=True)
     emit_json(views.fact_json(fact)) if as_json else out.print(
         f"added {fact.fact_id} ({fact.status})", markup=False
     )
@@ -135,7 +141,9 @@ def facts_correct(
     if not by.strip():
         raise typer.BadParameter("a correction needs your name (--by)")
     scope = Scope(workspace or "", channel or [])
-    fact = open_lore(data_dir).review.correct_fact(fact_id, scope, statement, by)
+    lore = open_lore(data_dir)
+    fact = lore.review.correct_fact(fact_id, scope, statement, by)
+    lore.wiki.flush(everything=True)
     emit_json(views.fact_json(fact)) if as_json else out.print(
         f"{fact_id} corrected by {fact.fact_id}", markup=False
     )
@@ -150,7 +158,9 @@ def erase(
     as_json: JsonFlag = False,
 ) -> int:
     """Erase a person's message text and the facts only they support, everywhere."""
-    report = open_lore(data_dir).erase_author(workspace or "", author, by)
+    lore = open_lore(data_dir)
+    report = lore.erase_author(workspace or "", author, by)
+    lore.wiki.flush(everything=True)
     data = {
         "workspace": report.workspace,
         "author_id": report.author_id,
@@ -158,6 +168,7 @@ def erase(
         "facts_erased": report.facts_erased,
         "facts_kept_without_their_evidence": report.facts_kept_without_their_evidence,
         "vectors_deleted": report.vectors,
+        "pages_rewritten": report.pages_rewritten,
     }
     if as_json:
         emit_json(data)

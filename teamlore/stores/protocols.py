@@ -8,9 +8,9 @@ takes the audit event with it, so no mutation can skip the log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import numpy as np
@@ -85,6 +85,8 @@ class FactBackend(Protocol):
 
     def current_citing(self, workspace: str, channel: str, message_id: str) -> list[Fact]: ...
 
+    def current_ids(self, workspace: str, channel: str) -> list[str]: ...
+
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Fact]: ...
 
     def write_version(
@@ -137,3 +139,25 @@ class Tombstones(Protocol):
     def add(self, workspace: str, channel: str, content_hash: str, reason: str, at: datetime) -> None: ...
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A dirty page taken for a rewrite under a lease: its pending facts as of the claim."""
+
+    page_id: str
+    token: str
+    fact_ids: tuple[str, ...]
+    max_seq: int
+
+
+class DirtySet(Protocol):
+    def mark(
+        self, page_ids: Iterable[str], fact_ids: Iterable[str], now: datetime, window: timedelta
+    ) -> None: ...
+
+    def claim_due(self, now: datetime, lease: timedelta, limit: int = 100) -> list[Claim]: ...
+
+    def complete(self, claim: Claim, now: datetime, window: timedelta) -> bool: ...
+
+    def pending(self) -> list[tuple[str, datetime, int]]: ...

@@ -56,7 +56,22 @@ class IngestResult:
     superseded: list[str] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
     revived: list[str] = field(default_factory=list)
+    evidence_removed: list[str] = field(default_factory=list)
     error: str | None = None
+
+    @property
+    def changed(self) -> list[str]:
+        """Every fact this event created or changed."""
+        touched = (
+            self.created,
+            self.evidence_added,
+            self.retracted,
+            self.superseded,
+            self.contested,
+            self.revived,
+            self.evidence_removed,
+        )
+        return list(dict.fromkeys(f for ids in touched for f in ids))
 
 
 @dataclass
@@ -71,6 +86,9 @@ class PipelineDeps:
     clock: Callable[[], datetime]
     review: ReviewQueue
     tombstones: Tombstones
+    # Told the ids of the facts each event changed, inside the event's transaction (the wiki
+    # marks their pages dirty there, so a fact and its dirty mark land together).
+    notify: Callable[[list[str]], None] | None = None
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
 
@@ -118,7 +136,10 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                 )
             try:
                 with deps.transaction():
-                    results.append(_apply(event, candidates, keys, deps))
+                    result = _apply(event, candidates, keys, deps)
+                    if deps.notify is not None and result.changed:
+                        deps.notify(result.changed)
+                results.append(result)
             except TeamloreError as exc:
                 log.warning("event %s/%s failed: %s", event.channel, event.message_id, exc)
                 results.append(IngestResult(event, Outcome.FAILED, error=str(exc)))
@@ -243,7 +264,9 @@ def _withdraw(
     """A source no longer supports ``fact``; with no source left it is retracted, and what it
     had superseded is reconsidered."""
     new = mutations.drop_evidence(deps.facts, fact, message.message_id, now, reason)
-    if new.status is FactStatus.RETRACTED:
+    if new.status is not FactStatus.RETRACTED:
+        result.evidence_removed.append(fact.fact_id)
+    else:
         result.retracted.append(fact.fact_id)
         deps.tombstones.add(fact.workspace, fact.channel, fact.content_hash, reason, now)
         result.revived += lifecycle.reconsider_replaced(

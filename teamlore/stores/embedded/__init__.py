@@ -9,6 +9,7 @@ from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
+from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 
 
 class EmbeddedStores:
@@ -22,6 +23,8 @@ class EmbeddedStores:
         self.embeddings = EmbeddedEmbeddingCache(self.db)
         self.review = EmbeddedReviewQueue(self.db)
         self.tombstones = EmbeddedTombstones(self.db)
+        self.pages = EmbeddedPageStore(self.db)
+        self.dirty = EmbeddedDirtySet(self.db)
 
     def transaction(self):
         return self.db.transaction()

@@ -85,6 +85,33 @@ CREATE TABLE IF NOT EXISTS review_items (
 );
 CREATE INDEX IF NOT EXISTS review_items_open ON review_items (workspace, channel, status);
 
+CREATE TABLE IF NOT EXISTS pages (
+    page_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, channel TEXT NOT NULL, slug TEXT NOT NULL,
+    kind TEXT NOT NULL, title TEXT NOT NULL, current_version INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS pages_channel ON pages (workspace, channel, slug);
+CREATE TABLE IF NOT EXISTS page_versions (
+    page_id TEXT NOT NULL, version INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    sections TEXT NOT NULL, facts_seen TEXT NOT NULL, flagged TEXT,
+    PRIMARY KEY (page_id, version)
+);
+-- The routing index: which facts belong in which section (every version, retired included).
+CREATE TABLE IF NOT EXISTS page_facts (
+    page_id TEXT NOT NULL, section_key TEXT NOT NULL, section_title TEXT NOT NULL,
+    section_order INTEGER NOT NULL, fact_id TEXT NOT NULL,
+    PRIMARY KEY (page_id, section_key, fact_id)
+);
+CREATE INDEX IF NOT EXISTS page_facts_fact ON page_facts (fact_id);
+-- The durable dirty set: a page waiting for a rewrite, its due time and its claim (a lease).
+CREATE TABLE IF NOT EXISTS dirty_pages (
+    page_id TEXT PRIMARY KEY, due_at INTEGER NOT NULL, claimed_until INTEGER, claim_token TEXT
+);
+CREATE TABLE IF NOT EXISTS dirty_facts (
+    page_id TEXT NOT NULL, fact_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (page_id, fact_id)
+);
+INSERT OR IGNORE INTO counters VALUES ('dirty_seq', 0);
+
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

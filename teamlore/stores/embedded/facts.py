@@ -268,6 +268,14 @@ class EmbeddedFactBackend:
         )
         return [_row_to_fact(r) for r in rows]
 
+    def current_ids(self, workspace: str, channel: str) -> list[str]:
+        rows = self._query(
+            "SELECT fact_id FROM fact_versions WHERE workspace = ? AND channel = ? AND recorded_to = ?"
+            " ORDER BY fact_id",
+            [workspace, channel, SENTINEL_MICROS],
+        )
+        return [r[0] for r in rows]
+
     def embedding_key(self, fact_id: str) -> str | None:
         row = self._db.conn.execute(
             "SELECT embedding_key FROM fact_versions WHERE fact_id = ? ORDER BY version DESC LIMIT 1",
