@@ -56,7 +56,8 @@ def route(fact: Fact) -> frozenset[Route]:
     if fact.fact_type in _ROLE_PAGES:
         slug, page_title = _ROLE_PAGES[fact.fact_type]
         topic = fact.topic or "general"
-        routes.add(Route(PageRef(ws, ch, slug, PageKind.ROLE, page_title), slugify(topic), topic, 0))
+        section_title = topic[:1].upper() + topic[1:]
+        routes.add(Route(PageRef(ws, ch, slug, PageKind.ROLE, page_title), slugify(topic), section_title, 0))
     if not fact.entities and fact.topic:
         # Facts naming no entity cluster by their topic word; the others gather on entity pages
         # (their topic is their first entity, so a topic page would repeat the entity page).
