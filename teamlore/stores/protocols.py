@@ -43,6 +43,17 @@ class AuditEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """A current fact as the resolver sees it: enough to judge, cheap to load."""
+
+    fact_id: str
+    statement: str
+    valid_from: datetime
+    fact_type: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReviewItem:
     """A pair of facts waiting for a person: a possible contradiction, or a conflict with a
     reviewer's own fact, or a rejected statement said again."""
@@ -87,7 +98,7 @@ class FactBackend(Protocol):
 
     def current_ids(self, workspace: str, channel: str) -> list[str]: ...
 
-    def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Fact]: ...
+    def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]: ...
 
     def write_version(
         self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None

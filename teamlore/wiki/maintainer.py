@@ -53,8 +53,11 @@ class WikiMaintainer:
     def note_changes(self, fact_ids: Iterable[str]) -> None:
         """Route each changed fact and mark its pages dirty (call inside the ingest transaction)."""
         now = self.clock()
-        for page_id, ids in sorted(self._route(fact_ids).items()):
-            self.dirty.mark([page_id], ids, now, self.window)
+        by_facts: dict[frozenset[str], list[str]] = {}
+        for page_id, ids in self._route(fact_ids).items():
+            by_facts.setdefault(frozenset(ids), []).append(page_id)
+        for ids, page_ids in sorted(by_facts.items(), key=lambda item: sorted(item[1])):
+            self.dirty.mark(page_ids, ids, now, self.window)
 
     def _route(self, fact_ids: Iterable[str]) -> dict[str, set[str]]:
         by_page: dict[str, set[str]] = {}

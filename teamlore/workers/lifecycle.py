@@ -18,7 +18,7 @@ from teamlore.workers import mutations
 from teamlore.workers.resolver import Claim, Resolution, Resolver
 
 # How many related facts of the channel are judged against each new statement.
-CANDIDATES = 20
+CANDIDATES = 12
 REJECTED = "rejected"
 
 
@@ -51,23 +51,26 @@ class _Verdicts:
 
 def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Message) -> _Verdicts:
     verdicts = _Verdicts()
-    for fact in facts.current_related(message.workspace, message.channel, claim.text, CANDIDATES):
-        older_first = fact.valid_from <= claim.valid_from
-        stored = Claim(fact.statement, fact.valid_from, fact.fact_type.value)
-        verdict = resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)
-        kind = verdict.resolution
-        if kind is Resolution.DUPLICATE and older_first:
-            verdicts.duplicate_of = fact
-            return verdicts
+    for related in facts.current_related(message.workspace, message.channel, claim.text, CANDIDATES):
+        older_first = related.valid_from <= claim.valid_from
+        stored = Claim(related.statement, related.valid_from, related.fact_type)
+        kind = (resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)).resolution
+        if kind is Resolution.UNRELATED or (not older_first and kind is not Resolution.SUPERSEDES):
+            continue
+        fact = facts.current_version(related.fact_id)
+        if fact is None:
+            continue
         if not older_first:
             # Out of order: a statement older than a fact we hold may already be retired by it.
-            if kind is Resolution.SUPERSEDES and verdicts.replaced_by is None:
-                verdicts.replaced_by = fact
-        elif kind in (Resolution.SUPERSEDES, Resolution.CONTESTED) and fact.origin == "manual":
+            verdicts.replaced_by = verdicts.replaced_by or fact
+        elif kind is Resolution.DUPLICATE:
+            verdicts.duplicate_of = fact
+            return verdicts
+        elif fact.origin == "manual":
             verdicts.outranked_by.append(fact)
         elif kind is Resolution.SUPERSEDES:
             verdicts.replaces.append(fact)
-        elif kind is Resolution.CONTESTED:
+        else:
             verdicts.disputes.append(fact)
     return verdicts
 
@@ -180,10 +183,10 @@ def reconsider_replaced(
 
 def _remaining_successor(facts: FactBackend, resolver: Resolver, older: Fact) -> Fact | None:
     claim = Claim(older.statement, older.valid_from, older.fact_type.value)
-    for fact in facts.current_related(older.workspace, older.channel, older.statement, CANDIDATES):
-        if fact.fact_id == older.fact_id or fact.valid_from < older.valid_from:
+    for related in facts.current_related(older.workspace, older.channel, older.statement, CANDIDATES):
+        if related.fact_id == older.fact_id or related.valid_from < older.valid_from:
             continue
-        newer = Claim(fact.statement, fact.valid_from, fact.fact_type.value)
+        newer = Claim(related.statement, related.valid_from, related.fact_type)
         if resolver.judge(claim, newer).resolution is Resolution.SUPERSEDES:
-            return fact
+            return facts.current_version(related.fact_id)
     return None

@@ -80,7 +80,8 @@ class PipelineDeps:
 
     facts: FactBackend
     messages: MessageStore
-    transaction: Callable[[], AbstractContextManager[object]]
+    # transaction(savepoint=True) inside a transaction undoes only its own writes on failure.
+    transaction: Callable[..., AbstractContextManager[object]]
     extractor: Extractor
     embedder: CachedEmbedder
     clock: Callable[[], datetime]
@@ -92,8 +93,22 @@ class PipelineDeps:
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
 
+    _resolvers: dict[str, HeuristicResolver] = field(default_factory=dict, repr=False)
+
     def resolver_for(self, workspace: str) -> Resolver:
-        return self.resolver or HeuristicResolver(self.messages.author_names(workspace))
+        """The configured resolver, or a heuristic one that knows the workspace's people (kept
+        while nobody new writes, so its parse cache lives across events)."""
+        if self.resolver is not None:
+            return self.resolver
+        cached = self._resolvers.get(workspace)
+        if cached is None:
+            cached = self._resolvers[workspace] = HeuristicResolver(self.messages.author_names(workspace))
+        return cached
+
+    def note_author(self, workspace: str, name: str) -> None:
+        cached = self._resolvers.get(workspace)
+        if cached is not None and name and name.lower() not in cached.people:
+            del self._resolvers[workspace]  # someone new: the next resolver knows them
 
     def curation(self, workspace: str) -> lifecycle.Curation:
         return lifecycle.Curation(self.resolver_for(workspace), self.review, self.tombstones)
@@ -135,7 +150,7 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                     )
                 )
             try:
-                with deps.transaction():
+                with deps.transaction(savepoint=True):
                     result = _apply(event, candidates, keys, deps)
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
@@ -184,6 +199,7 @@ def _apply(
         # An edit event, or a re-import of an export in which the message was edited since.
         message = _as_edit(existing, message, event)
     deps.messages.put_message(message, recorded_at=now)
+    deps.note_author(message.workspace, message.author_name)
     result = IngestResult(event, Outcome.EDITED if existing else Outcome.STORED)
     if existing is not None:
         _drop_unsupported(message, candidates, deps, now, result)

@@ -53,6 +53,7 @@ CONTEST_WINDOW = timedelta(hours=1)
 # With a replacement cue, subjects may differ in wording ("Legal signed off, so the pricing page
 # launch is no longer blocked"); this share of the older subject must still be present.
 CUE_SUBJECT_OVERLAP = 0.75
+PARSE_CACHE_SIZE = 50_000
 
 # "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
 # at least this share of the action's subject is named; a bare "done!" closes nothing.
@@ -128,6 +129,15 @@ class Parsed:
     hedged: bool = False
     not_a_claim: str | None = None  # why the statement asserts nothing about the present
     old_values: frozenset[str] = frozenset()
+    normalized: str = ""
+
+
+_TIME = re.compile(r"\d{1,2}:\d{2}")
+_ORDINAL_OR_YEAR = re.compile(r"\d+(?:st|nd|rd|th)|(?:19|20)\d\d")
+_NUMBER = re.compile(r"\$?\d+(?:\.\d+)*%?")
+_THOUSANDS = re.compile(r"(\d),(\d{3})")
+_GLUED_UNIT = re.compile(r"(\d)(ms|s|k|gb|mb)\b", re.I)
+_NOT_BLOCKED = re.compile(r"\b(?:no longer|not) blocked\b", re.I)
 
 
 def _stem(word: str) -> str:
@@ -140,12 +150,13 @@ def _stem(word: str) -> str:
 def _kind(token: str, position: int, people: frozenset[str]) -> str | None:
     """The value kind of a token, or None when it belongs to the subject."""
     low = token.lower().strip("'")
-    if re.fullmatch(r"\d{1,2}:\d{2}", low):
-        return "time"
-    if re.fullmatch(r"\d+(st|nd|rd|th)", low) or re.fullmatch(r"(19|20)\d\d", low):
-        return "date"
-    if re.fullmatch(r"\$?\d+(?:\.\d+)*%?", low):
-        return "number"
+    if low[:1].isdigit() or low[:1] == "$":
+        if _TIME.fullmatch(low):
+            return "time"
+        if _ORDINAL_OR_YEAR.fullmatch(low):
+            return "date"
+        if _NUMBER.fullmatch(low):
+            return "number"
     if low in _DATE_WORDS:
         return "date"
     if low in _STATUS_WORDS:
@@ -178,10 +189,10 @@ def parse(text: str, people: Iterable[str] = ()) -> Parsed:
         not_a_claim = "it quotes an old value"
     old_values = frozenset((m.group(1) or m.group(2)).lower().strip(".,;") for m in _OLD_VALUE.finditer(text))
     clean = _HEDGE.sub(" ", text)
-    clean = re.sub(r"(\d),(\d{3})", r"\1\2", clean)  # 40,000 -> 40000
-    clean = re.sub(r"(\d)(ms|s|k|gb|mb)\b", r"\1 \2", clean, flags=re.I)  # 250ms -> 250 ms
+    clean = _THOUSANDS.sub(r"\1\2", clean)  # 40,000 -> 40000
+    clean = _GLUED_UNIT.sub(r"\1 \2", clean)  # 250ms -> 250 ms
     clean = clean.replace("in progress", "progress").replace("on call", "oncall")
-    clean = re.sub(r"\b(?:no longer|not) blocked\b", "unblocked", clean, flags=re.I)
+    clean = _NOT_BLOCKED.sub("unblocked", clean)
     subject: set[str] = set()
     values: dict[str, set[str]] = {}
     previous = ""
@@ -198,6 +209,7 @@ def parse(text: str, people: Iterable[str] = ()) -> Parsed:
         elif low not in _FILLER and low not in _CUE_WORDS:
             subject.add(_stem(low))
     return Parsed(
+        normalized=normalize_statement(text),
         subject=frozenset(subject),
         values={k: frozenset(v) for k, v in values.items()},
         cue=bool(_CUE.search(text)),
@@ -216,12 +228,22 @@ class HeuristicResolver:
 
     def __init__(self, people: Iterable[str] = ()) -> None:
         self.people = frozenset(p.lower() for p in people)
+        self._parsed: dict[str, Parsed] = {}
+
+    def _parse(self, text: str) -> Parsed:
+        # Each new statement is judged against up to CANDIDATES stored ones: parse each once.
+        found = self._parsed.get(text)
+        if found is None:
+            if len(self._parsed) > PARSE_CACHE_SIZE:
+                self._parsed.clear()
+            found = self._parsed[text] = parse(text, self.people)
+        return found
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
-        a, b = parse(older.text, self.people), parse(newer.text, self.people)
+        a, b = self._parse(older.text), self._parse(newer.text)
         if b.not_a_claim:
             return Judgement(Resolution.UNRELATED, b.not_a_claim)
-        if normalize_statement(older.text) == normalize_statement(newer.text):
+        if a.normalized == b.normalized:
             return Judgement(Resolution.DUPLICATE, "the same statement")
         same_subject = a.subject == b.subject
         if same_subject and a.values == b.values:

@@ -26,8 +26,8 @@ class EmbeddedStores:
         self.pages = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
 
-    def transaction(self):
-        return self.db.transaction()
+    def transaction(self, savepoint: bool = False):
+        return self.db.transaction(savepoint)
 
     def close(self) -> None:
         self.db.close()

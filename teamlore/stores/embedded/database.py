@@ -166,10 +166,14 @@ class Database:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A transaction, or a savepoint inside one: a failure undoes only its own writes."""
+    def transaction(self, savepoint: bool = False) -> Iterator[sqlite3.Connection]:
+        """A transaction; inside one, a savepoint when asked (a failure then undoes only its own
+        writes), else simply part of the enclosing transaction, which undoes everything."""
         conn = self.conn
         depth = self._local.depth
+        if depth and not savepoint:
+            yield conn
+            return
         name = f"sp{depth}"
         conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
         self._local.depth = depth + 1

@@ -14,7 +14,7 @@ from teamlore.errors import BackendUnavailable, TeamloreError
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.vector_index import VectorIndex
-from teamlore.stores.protocols import AuditEvent, RawHit
+from teamlore.stores.protocols import AuditEvent, RawHit, Related
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
 _COLUMNS = (
@@ -254,19 +254,21 @@ class EmbeddedFactBackend:
         )
         return [_row_to_fact(r) for r in rows]
 
-    def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Fact]:
-        """Current, not retired facts of one channel sharing words or entities with ``text``."""
+    def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]:
+        """Current, not retired facts of one channel sharing words or entities with ``text``;
+        light rows (the resolver needs only these), best keyword match first."""
         match = fts_query(text)
         if match is None:
             return []
         rows = self._query(
-            f"SELECT {_V_COLUMNS} FROM fact_fts JOIN fact_versions v ON v.vid = fact_fts.rowid"
+            "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin FROM fact_fts"
+            " JOIN fact_versions v ON v.vid = fact_fts.rowid"
             " WHERE fact_fts MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
             " AND v.status IN ('active', 'contested')"
             " ORDER BY bm25(fact_fts) LIMIT ?",
             [match, workspace, channel, SENTINEL_MICROS, limit],
         )
-        return [_row_to_fact(r) for r in rows]
+        return [Related(r[0], r[1], from_micros(r[2]), r[3], r[4]) for r in rows]
 
     def current_ids(self, workspace: str, channel: str) -> list[str]:
         rows = self._query(

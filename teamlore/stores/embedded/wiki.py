@@ -22,11 +22,12 @@ class EmbeddedPageStore:
         self._db = db
 
     def record_routes(self, fact_id: str, routes: Iterable[Route]) -> None:
+        routes = sorted(routes, key=lambda r: (r.page.page_id, r.section_key))
         with self._db.transaction() as conn:
-            for r in routes:
-                conn.execute(
-                    "INSERT OR IGNORE INTO pages (page_id, workspace, channel, slug, kind, title)"
-                    " VALUES (?,?,?,?,?,?)",
+            conn.executemany(
+                "INSERT OR IGNORE INTO pages (page_id, workspace, channel, slug, kind, title)"
+                " VALUES (?,?,?,?,?,?)",
+                [
                     (
                         r.page.page_id,
                         r.page.workspace,
@@ -34,12 +35,14 @@ class EmbeddedPageStore:
                         r.page.slug,
                         r.page.kind.value,
                         r.page.title,
-                    ),
-                )
-                conn.execute(
-                    "INSERT OR IGNORE INTO page_facts VALUES (?,?,?,?,?)",
-                    (r.page.page_id, r.section_key, r.section_title, r.order, fact_id),
-                )
+                    )
+                    for r in routes
+                ],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO page_facts VALUES (?,?,?,?,?)",
+                [(r.page.page_id, r.section_key, r.section_title, r.order, fact_id) for r in routes],
+            )
 
     def page(self, page_id: str) -> PageRef | None:
         row = self._db.conn.execute("SELECT * FROM pages WHERE page_id = ?", (page_id,)).fetchone()
@@ -187,19 +190,20 @@ class EmbeddedDirtySet:
         self, page_ids: Iterable[str], fact_ids: Iterable[str], now: datetime, window: timedelta
     ) -> None:
         facts = sorted(set(fact_ids))
+        pages = sorted(set(page_ids))
         with self._db.transaction() as conn:
-            for page_id in sorted(set(page_ids)):
-                # The first mark of a burst fixes the due time: later marks join the same rewrite.
-                conn.execute(
-                    "INSERT OR IGNORE INTO dirty_pages (page_id, due_at) VALUES (?, ?)",
-                    (page_id, to_micros(now + window)),
-                )
-                for fact_id in facts:
-                    conn.execute(
-                        "INSERT INTO dirty_facts VALUES (?, ?, ?) ON CONFLICT (page_id, fact_id)"
-                        " DO UPDATE SET seq = excluded.seq",
-                        (page_id, fact_id, self._db.next_seq("dirty_seq")),
-                    )
+            # One sequence number per mark: a claim covers every fact marked up to its own.
+            seq = self._db.next_seq("dirty_seq")
+            # The first mark of a burst fixes the due time: later marks join the same rewrite.
+            conn.executemany(
+                "INSERT OR IGNORE INTO dirty_pages (page_id, due_at) VALUES (?, ?)",
+                [(page_id, to_micros(now + window)) for page_id in pages],
+            )
+            conn.executemany(
+                "INSERT INTO dirty_facts VALUES (?, ?, ?)"
+                " ON CONFLICT (page_id, fact_id) DO UPDATE SET seq = excluded.seq",
+                [(page_id, fact_id, seq) for page_id in pages for fact_id in facts],
+            )
 
     def claim_due(self, now: datetime, lease: timedelta, limit: int = 100) -> list[Claim]:
         token = uuid.uuid4().hex
