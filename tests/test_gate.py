@@ -133,6 +133,10 @@ def test_the_gate_holds_even_when_a_raw_query_forgets_its_filters(lore, retired,
     # Simulate a backend bug: every raw query drops scope and time predicates.
     monkeypatch.setattr(embedded_facts, "scope_time_sql", lambda scope, view, alias="v": ("1=1", []))
     monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: self._row >= 0)
+    real_fts_query = embedded_facts.fts_query
+    monkeypatch.setattr(
+        embedded_facts, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"])
+    )
 
     for mode in SearchMode:
         leaky = lore.reader.search(QUERY, SCOPE, mode=mode, k=10)

@@ -97,12 +97,14 @@ def _scrub_facts(stores: EmbeddedStores, fact_ids: list[str]) -> int:
     vectors = 0
     for fact_id in fact_ids:
         rows = conn.execute(
-            "SELECT vid, statement, entities, embedding_key FROM fact_versions WHERE fact_id = ?", (fact_id,)
+            "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions WHERE fact_id = ?",
+            (fact_id,),
         ).fetchall()
-        for vid, statement, entities, key in rows:
+        for vid, statement, entities, key, channel in rows:
             conn.execute(
-                "INSERT INTO fact_fts (fact_fts, rowid, statement, entities) VALUES ('delete', ?, ?, ?)",
-                (vid, statement, " ".join(json.loads(entities))),
+                "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
+                " VALUES ('delete', ?, ?, ?, ?)",
+                (vid, statement, " ".join(json.loads(entities)), channel),
             )
             # The same text said by someone else in another fact keeps its vector.
             shared = conn.execute(

@@ -15,7 +15,7 @@ from datetime import datetime
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
 from teamlore.stores.protocols import FactBackend, ReviewQueue, Tombstones
 from teamlore.workers import mutations
-from teamlore.workers.resolver import Claim, Resolution, Resolver
+from teamlore.workers.resolver import Claim, Resolution, Resolver, candidate_terms
 
 # How many related facts of the channel are judged against each new statement.
 CANDIDATES = 12
@@ -51,7 +51,8 @@ class _Verdicts:
 
 def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Message) -> _Verdicts:
     verdicts = _Verdicts()
-    for related in facts.current_related(message.workspace, message.channel, claim.text, CANDIDATES):
+    terms = candidate_terms(claim.text)
+    for related in facts.current_related(message.workspace, message.channel, terms, CANDIDATES):
         older_first = related.valid_from <= claim.valid_from
         stored = Claim(related.statement, related.valid_from, related.fact_type)
         kind = (resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)).resolution
@@ -183,7 +184,8 @@ def reconsider_replaced(
 
 def _remaining_successor(facts: FactBackend, resolver: Resolver, older: Fact) -> Fact | None:
     claim = Claim(older.statement, older.valid_from, older.fact_type.value)
-    for related in facts.current_related(older.workspace, older.channel, older.statement, CANDIDATES):
+    terms = candidate_terms(older.statement)
+    for related in facts.current_related(older.workspace, older.channel, terms, CANDIDATES):
         if related.fact_id == older.fact_id or related.valid_from < older.valid_from:
             continue
         newer = Claim(related.statement, related.valid_from, related.fact_type)

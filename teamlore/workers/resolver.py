@@ -294,3 +294,10 @@ class HeuristicResolver:
         # With a cue the newer may leave words out ("The launch moved to March 24") or add a
         # clause, but may not name another thing: most of the older subject must be there.
         return b.subject <= a.subject or len(shared) / len(a.subject) >= CUE_SUBJECT_OVERLAP
+
+
+def candidate_terms(text: str) -> str:
+    """The words worth looking up related facts by: no numbers, dates or filler. A fact can only
+    be retired by one that shares its subject, and values ("10", "march") match half the store."""
+    words = [w for w in _TOKEN.findall(text) if not w[:1].isdigit() and not w.startswith("$")]
+    return " ".join(w for w in words if w.lower() not in _FILLER and w.lower() not in _DATE_WORDS)

@@ -54,8 +54,9 @@ CREATE INDEX IF NOT EXISTS fact_versions_current_hash
     ON fact_versions (workspace, channel, content_hash) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS fact_versions_seq ON fact_versions (seq);
 
+-- The channel is indexed too, so a scoped keyword query intersects with its channels first.
 CREATE VIRTUAL TABLE IF NOT EXISTS fact_fts USING fts5(
-    statement, entities, content='fact_versions', content_rowid='vid',
+    statement, entities, channel, content='fact_versions', content_rowid='vid',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -87,14 +87,20 @@ _STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query: each meaningful word quoted, any of them may match (bm25 ranks)."""
+def fts_query(text: str, channels: Iterable[str]) -> str | None:
+    """A safe FTS5 query inside the given channels: each meaningful word quoted, any of them
+    may match (bm25 ranks)."""
     words = [w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS]
     if not words:
         words = _WORD.findall(text.casefold())
     if not words:
         return None
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
+    in_channels = " OR ".join(_quote(c) for c in sorted(channels))
+    return f"channel : ({in_channels}) AND ({' OR '.join(_quote(w) for w in dict.fromkeys(words))})"
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def scope_time_sql(scope: Scope, view: ResolvedView, alias: str = "v") -> tuple[str, list[object]]:
@@ -159,12 +165,12 @@ class EmbeddedFactBackend:
             raise BackendUnavailable(f"embedded fact store query failed: {exc}") from exc
 
     def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
-        match = fts_query(text)
+        match = fts_query(text, scope.channels)
         if match is None:
             return []
         where, params = scope_time_sql(scope, view)
         rows = self._query(
-            f"SELECT {_V_COLUMNS}, -bm25(fact_fts, 1.0, 0.5) AS score FROM fact_fts"
+            f"SELECT {_V_COLUMNS}, -bm25(fact_fts, 1.0, 0.5, 0.0) AS score FROM fact_fts"
             f" JOIN fact_versions v ON v.vid = fact_fts.rowid"
             f" WHERE fact_fts MATCH ? AND {where} ORDER BY score DESC, v.vid LIMIT ?",
             [match, *params, limit],
@@ -257,7 +263,7 @@ class EmbeddedFactBackend:
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]:
         """Current, not retired facts of one channel sharing words or entities with ``text``;
         light rows (the resolver needs only these), best keyword match first."""
-        match = fts_query(text)
+        match = fts_query(text, [channel])
         if match is None:
             return []
         rows = self._query(
@@ -347,8 +353,8 @@ class EmbeddedFactBackend:
                 ),
             ).lastrowid
             conn.execute(
-                "INSERT INTO fact_fts (rowid, statement, entities) VALUES (?, ?, ?)",
-                (vid, new.statement, " ".join(new.entities)),
+                "INSERT INTO fact_fts (rowid, statement, entities, channel) VALUES (?, ?, ?, ?)",
+                (vid, new.statement, " ".join(new.entities), new.channel),
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO fact_evidence VALUES (?, ?, ?, ?)",
