@@ -164,13 +164,13 @@ class ReviewDesk:
     def _set_status(self, fact: Fact, status: FactStatus, reviewer: str, now: datetime) -> Fact:
         new = mutations.next_version(fact, now, status=status)
         return self.facts.write_version(
-            new, fact, mutations._audit("reviewed", new, now, f"set {status}", reviewer)
+            new, fact, mutations.audit_event("reviewed", new, now, f"set {status}", reviewer)
         )
 
     def _retract(self, fact: Fact, reviewer: str, now: datetime) -> None:
         new = mutations.next_version(fact, now, status=FactStatus.RETRACTED)
         self.facts.write_version(
-            new, fact, mutations._audit("retracted", new, now, "rejected by a reviewer", reviewer)
+            new, fact, mutations.audit_event("retracted", new, now, "rejected by a reviewer", reviewer)
         )
         self.tombstones.add(fact.workspace, fact.channel, fact.content_hash, lifecycle.REJECTED, now)
         lifecycle.reconsider_replaced(self.facts, self.resolver_for(fact.workspace), new, now, reviewer)

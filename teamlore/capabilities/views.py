@@ -6,8 +6,9 @@ from typing import Any
 
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
 from teamlore.domain import Fact, Source
-from teamlore.stores.protocols import AuditEvent
+from teamlore.stores.protocols import AuditEvent, ReviewItem
 from teamlore.timeutil import SENTINEL, iso
+from teamlore.wiki.model import PageVersion
 
 
 def _bound(moment) -> str | None:
@@ -99,4 +100,40 @@ def history_json(history: FactHistory) -> dict[str, Any]:
     return {
         "versions": [fact_view_json(v) for v in history.versions],
         "audit": [audit_json(e) for e in history.audit],
+    }
+
+
+def review_item_json(item: ReviewItem) -> dict[str, object]:
+    return {
+        "id": item.id,
+        "workspace": item.workspace,
+        "channel": item.channel,
+        "kind": item.kind,
+        "older_fact": item.older_fact,
+        "newer_fact": item.newer_fact,
+        "reason": item.reason,
+        "status": item.status,
+        "opened_at": iso(item.opened_at),
+        "closed_at": None if item.closed_at is None else iso(item.closed_at),
+        "reviewer": item.reviewer,
+        "decision": item.decision,
+    }
+
+
+def page_json(version: PageVersion) -> dict[str, object]:
+    return {
+        "page_id": version.page.page_id,
+        "slug": version.page.slug,
+        "title": version.page.title,
+        "kind": version.page.kind.value,
+        "channel": version.page.channel,
+        "version": version.version,
+        "created_at": iso(version.created_at),
+        "flagged": version.flagged,
+        "sections": [
+            {"key": s.key, "title": s.title, "body": s.body, "citations": list(s.citations)}
+            for s in version.sections
+        ],
+        "facts_seen": list(version.facts_seen),
+        "markdown": version.markdown,
     }

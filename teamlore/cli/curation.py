@@ -19,28 +19,9 @@ from teamlore.cli.support import (
     parse_option_time,
 )
 from teamlore.domain import FactType, Scope
-from teamlore.stores.protocols import ReviewItem
-from teamlore.timeutil import iso
 
 review_app = typer.Typer(no_args_is_help=True, help="Possible contradictions waiting for a person.")
 Reviewer = Annotated[str, typer.Option("--by", help="Your name, recorded in the audit log.")]
-
-
-def _item_json(item: ReviewItem) -> dict[str, object]:
-    return {
-        "id": item.id,
-        "workspace": item.workspace,
-        "channel": item.channel,
-        "kind": item.kind,
-        "older_fact": item.older_fact,
-        "newer_fact": item.newer_fact,
-        "reason": item.reason,
-        "status": item.status,
-        "opened_at": iso(item.opened_at),
-        "closed_at": None if item.closed_at is None else iso(item.closed_at),
-        "reviewer": item.reviewer,
-        "decision": item.decision,
-    }
 
 
 @review_app.command("list")
@@ -56,7 +37,7 @@ def review_list(
     lore = open_lore(data_dir)
     items = lore.review.items(scope, status)
     if as_json:
-        emit_json([_item_json(i) for i in items])
+        emit_json([views.review_item_json(i) for i in items])
         return 0
     for item in items:
         older = lore.stores.facts.current_version(item.older_fact)
@@ -77,7 +58,9 @@ def review_accept(
     lore = open_lore(data_dir)
     item = lore.review.accept(item_id, by)
     lore.wiki.flush(everything=True)
-    emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} accepted by {by}", markup=False)
+    emit_json(views.review_item_json(item)) if as_json else out.print(
+        f"#{item.id} accepted by {by}", markup=False
+    )
     return 0
 
 
@@ -93,7 +76,9 @@ def review_reject(
     lore = open_lore(data_dir)
     item = lore.review.reject(item_id, by, retract)
     lore.wiki.flush(everything=True)
-    emit_json(_item_json(item)) if as_json else out.print(f"#{item.id} rejected by {by}", markup=False)
+    emit_json(views.review_item_json(item)) if as_json else out.print(
+        f"#{item.id} rejected by {by}", markup=False
+    )
     return 0
 
 

@@ -6,32 +6,12 @@ from typing import Annotated
 
 import typer
 
+from teamlore.capabilities import views
 from teamlore.cli.support import Channels, DataDir, JsonFlag, Workspace, emit_json, open_lore, out
 from teamlore.domain import Scope
 from teamlore.errors import InvalidInput, NotFound
-from teamlore.timeutil import iso
-from teamlore.wiki.model import PageVersion
 
 pages_app = typer.Typer(no_args_is_help=True, help="The wiki: pages kept current from the facts.")
-
-
-def _version_json(version: PageVersion) -> dict[str, object]:
-    return {
-        "page_id": version.page.page_id,
-        "slug": version.page.slug,
-        "title": version.page.title,
-        "kind": version.page.kind.value,
-        "channel": version.page.channel,
-        "version": version.version,
-        "created_at": iso(version.created_at),
-        "flagged": version.flagged,
-        "sections": [
-            {"key": s.key, "title": s.title, "body": s.body, "citations": list(s.citations)}
-            for s in version.sections
-        ],
-        "facts_seen": list(version.facts_seen),
-        "markdown": version.markdown,
-    }
 
 
 @pages_app.command("list")
@@ -83,7 +63,7 @@ def pages_show(
     if shown is None:
         raise NotFound(f"no page {slug}" + (f" version {version}" if version else "") + " in this channel")
     if as_json:
-        emit_json(_version_json(shown))
+        emit_json(views.page_json(shown))
     else:
         out.print(shown.markdown, markup=False)
     return 0

@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
+
+if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
+    from teamlore.wiki.model import PageRef, PageVersion, Route
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +175,25 @@ class DirtySet(Protocol):
     def complete(self, claim: Claim, now: datetime, window: timedelta) -> bool: ...
 
     def pending(self) -> list[tuple[str, datetime, int]]: ...
+
+
+class PageStore(Protocol):
+    """Pages, their versions and the routing index (which facts sit in which section)."""
+
+    def record_routes(self, fact_id: str, routes: Iterable[Route]) -> None: ...
+
+    def page(self, page_id: str) -> PageRef | None: ...
+
+    def pages(self, workspace: str, channels: Iterable[str]) -> list[tuple[PageRef, int]]: ...
+
+    def sections_of(self, page_id: str) -> dict[str, tuple[str, int, list[str]]]: ...
+
+    def sections_holding(self, page_id: str, fact_ids: Iterable[str]) -> set[str]: ...
+
+    def current(self, page_id: str) -> PageVersion | None: ...
+
+    def version(self, page_id: str, version: int) -> PageVersion | None: ...
+
+    def save(self, version: PageVersion) -> None: ...
+
+    def purge_facts(self, fact_ids: Iterable[str]) -> list[str]: ...

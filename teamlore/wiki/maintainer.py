@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 
 from teamlore.capabilities.facts import FactReader, FactView
 from teamlore.domain import FactStatus, ReadView, Scope
-from teamlore.stores.embedded.wiki import EmbeddedPageStore
-from teamlore.stores.protocols import DirtySet, FactBackend
+from teamlore.stores.protocols import DirtySet, FactBackend, PageStore
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Section, SectionInput
 from teamlore.wiki.routing import route
 from teamlore.wiki.writer import PageWriter
@@ -39,7 +38,7 @@ class WikiMaintainer:
     def __init__(
         self,
         facts: FactBackend,
-        pages: EmbeddedPageStore,
+        pages: PageStore,
         dirty: DirtySet,
         reader: FactReader,
         writer: PageWriter,

@@ -23,7 +23,7 @@ def fact_id_for(workspace: str, channel: str, statement_hash: str, message_id: s
     return "f_" + hashlib.sha256(seed.encode()).hexdigest()[:20]
 
 
-def _audit(
+def audit_event(
     event: str, fact: Fact, at: datetime, reason: str, actor: str = SYSTEM, **details: object
 ) -> AuditEvent:
     return AuditEvent(
@@ -78,7 +78,9 @@ def create_or_revive(
         return facts.write_version(
             new,
             earlier,
-            _audit("revived", new, now, "its source states it again", actor, message_id=message.message_id),
+            audit_event(
+                "revived", new, now, "its source states it again", actor, message_id=message.message_id
+            ),
         )
     fact = Fact(
         fact_id=fact_id,
@@ -104,7 +106,7 @@ def create_or_revive(
     return facts.write_version(
         fact,
         None,
-        _audit(
+        audit_event(
             "created",
             fact,
             now,
@@ -125,7 +127,7 @@ def add_evidence(facts: FactBackend, current: Fact, message_id: str, now: dateti
     return facts.write_version(
         new,
         current,
-        _audit("evidence_added", new, now, "the same statement again", message_id=message_id),
+        audit_event("evidence_added", new, now, "the same statement again", message_id=message_id),
     )
 
 
@@ -135,10 +137,12 @@ def drop_evidence(facts: FactBackend, current: Fact, message_id: str, now: datet
     if remaining:
         new = next_version(current, now, evidence=remaining)
         return facts.write_version(
-            new, current, _audit("evidence_removed", new, now, reason, message_id=message_id)
+            new, current, audit_event("evidence_removed", new, now, reason, message_id=message_id)
         )
     new = next_version(current, now, status=FactStatus.RETRACTED)
-    return facts.write_version(new, current, _audit("retracted", new, now, reason, message_id=message_id))
+    return facts.write_version(
+        new, current, audit_event("retracted", new, now, reason, message_id=message_id)
+    )
 
 
 def supersede(
@@ -149,7 +153,7 @@ def supersede(
         older, now, status=FactStatus.SUPERSEDED, valid_to=newer.valid_from, superseded_by=newer.fact_id
     )
     return facts.write_version(
-        new, older, _audit("superseded", new, now, reason, actor, successor=newer.fact_id)
+        new, older, audit_event("superseded", new, now, reason, actor, successor=newer.fact_id)
     )
 
 
@@ -157,19 +161,21 @@ def contest(facts: FactBackend, older: Fact, newer: Fact, now: datetime) -> Fact
     """Flag a possible contradiction: both stay readable, marked contested, for a reviewer."""
     new = next_version(older, now, status=FactStatus.CONTESTED)
     return facts.write_version(
-        new, older, _audit("contested", new, now, "a newer statement may contradict it", other=newer.fact_id)
+        new,
+        older,
+        audit_event("contested", new, now, "a newer statement may contradict it", other=newer.fact_id),
     )
 
 
 def revive(facts: FactBackend, older: Fact, now: datetime, reason: str, actor: str = SYSTEM) -> Fact:
     """Bring back a fact whose successor lost its basis: open-ended and active again."""
     new = next_version(older, now, status=FactStatus.ACTIVE, valid_to=SENTINEL, superseded_by=None)
-    return facts.write_version(new, older, _audit("revived", new, now, reason, actor))
+    return facts.write_version(new, older, audit_event("revived", new, now, reason, actor))
 
 
 def repoint(facts: FactBackend, older: Fact, successor: Fact, now: datetime) -> Fact:
     """Keep ``older`` superseded, by the successor that remains."""
     new = next_version(older, now, valid_to=successor.valid_from, superseded_by=successor.fact_id)
     return facts.write_version(
-        new, older, _audit("superseded", new, now, "its successor changed", successor=successor.fact_id)
+        new, older, audit_event("superseded", new, now, "its successor changed", successor=successor.fact_id)
     )
