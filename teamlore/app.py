@@ -12,6 +12,7 @@ from teamlore.config import Settings
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
@@ -61,7 +62,7 @@ class Teamlore:
         self.wiki = WikiMaintainer(
             facts=self.stores.facts,
             pages=self.stores.pages,
-            dirty=self.stores.dirty,
+            dirty=RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else self.stores.dirty,
             reader=self.reader,
             writer=writer or TemplateWriter(),
             clock=clock,

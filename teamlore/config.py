@@ -36,6 +36,17 @@ class Settings(BaseSettings):
         120.0, gt=0, description="A claimed page not saved within this many seconds is dirty again."
     )
 
+    redis_url: str = Field(
+        "", description="Set to run the production pipeline: connectors and imports enqueue to Redis."
+    )
+    celery_visibility_timeout_s: float = Field(
+        3600.0, gt=0, description="An unacknowledged task is redelivered after this many seconds."
+    )
+    flush_every_s: float = Field(5.0, gt=0, description="How often beat asks for due pages to be rewritten.")
+    producer_retry_s: float = Field(
+        10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

@@ -18,8 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
-from teamlore.capabilities.importing import ImportSummary, import_items, open_source
-from teamlore.cli import curation
+from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
+from teamlore.cli import curation, production
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -48,6 +48,7 @@ app.add_typer(facts_app, name="facts")
 app.add_typer(curation.review_app, name="review")
 app.add_typer(pages_app, name="pages")
 curation.register(app, facts_app)
+production.register(app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
 
@@ -62,6 +63,8 @@ def import_command(
     """Import messages; importing the same file twice changes nothing."""
     lore = open_lore(data_dir)
     source = open_source(path, lore.settings.max_message_chars, workspace)
+    if lore.settings.redis_url:
+        return _enqueue_import(lore, source.items, as_json)
     summary = _run_import(lore, source.items, source.total, f"importing {source.kind}")
     for line in summary.errors:
         err.print(f"skipped {line}", markup=False)
@@ -84,6 +87,34 @@ def import_command(
     else:
         _print_summary(summary)
     return 2 if summary.skipped else 0
+
+
+def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
+    """With Redis configured, an import hands its events to the workers in batches."""
+    from teamlore.workers.producer import Producer
+
+    producer = Producer(lore.settings)
+    sent = spooled = skipped = 0
+    batch = []
+    for item in items:
+        if item.error is not None:
+            skipped += 1
+            err.print(f"skipped {item.location}: {item.error}", markup=False)
+            continue
+        batch.append(item.event)
+        if len(batch) >= BATCH_SIZE:
+            delivery = producer.enqueue(batch)
+            sent, spooled, batch = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled, []
+    if batch:
+        delivery = producer.enqueue(batch)
+        sent, spooled = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled
+    if as_json:
+        emit_json({"enqueued": sent, "spooled": spooled, "skipped": skipped})
+    else:
+        out.print(
+            f"enqueued {sent} event(s) for the workers, spooled {spooled}, skipped {skipped}", markup=False
+        )
+    return 2 if skipped else 0
 
 
 def _run_import(lore: Teamlore, items, total: int, label: str) -> ImportSummary:

@@ -1,0 +1,1 @@
+"""Server-side stores on Redis: the durable dirty set (AOF on in production)."""

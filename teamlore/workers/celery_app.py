@@ -1,0 +1,44 @@
+"""The Celery app: Redis broker, JSON only, late acks, one task at a time per worker process.
+
+Separate queues keep a re-index or an erasure from starving live messages. Tasks are thin
+wrappers over the pipeline functions (``teamlore.workers.tasks``).
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Queue
+
+from teamlore.config import Settings
+from teamlore.errors import ConfigurationError
+
+INGEST, MAINTENANCE, ADMIN = "teamlore.ingest", "teamlore.maintenance", "teamlore.admin"
+
+
+def make_celery(settings: Settings) -> Celery:
+    if not settings.redis_url:
+        raise ConfigurationError("TEAMLORE_REDIS_URL is not set: the production pipeline needs Redis")
+    app = Celery("teamlore", broker=settings.redis_url, include=["teamlore.workers.tasks"])
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+        task_ignore_result=True,
+        task_acks_late=True,  # a task killed mid-way is delivered again
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s},
+        task_queues=(Queue(INGEST), Queue(MAINTENANCE), Queue(ADMIN)),
+        task_default_queue=INGEST,
+        task_routes={
+            "teamlore.ingest": {"queue": INGEST},
+            "teamlore.flush_pages": {"queue": MAINTENANCE},
+            "teamlore.erase_person": {"queue": ADMIN},
+        },
+        beat_schedule={
+            "flush-due-pages": {"task": "teamlore.flush_pages", "schedule": settings.flush_every_s},
+        },
+        worker_hijack_root_logger=False,
+    )
+    return app

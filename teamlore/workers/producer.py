@@ -1,0 +1,97 @@
+"""What connectors and imports call to hand events to the workers: ``Producer.enqueue``.
+
+When Redis cannot be reached it retries with backoff for ``TEAMLORE_PRODUCER_RETRY_S``, then
+spools the batch to a local file; the spool is replayed, oldest first, on the next enqueue (or
+``replay_spool``), so a Redis restart loses no message. The producer never imports the worker:
+tasks are sent by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import redis
+from celery import Celery
+from kombu.exceptions import OperationalError
+
+from teamlore.config import Settings
+from teamlore.domain import MessageEvent
+from teamlore.workers.celery_app import INGEST, make_celery
+
+_DOWN = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    sent: int
+    spooled: int
+    replayed: int
+
+
+class Producer:
+    def __init__(
+        self, settings: Settings, app: Celery | None = None, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.app = app or make_celery(settings)
+        self.spool = settings.data_dir / "spool.jsonl"
+        self.retry_s = settings.producer_retry_s
+        self._sleep = sleep
+
+    def enqueue(self, events: Sequence[MessageEvent]) -> Delivery:
+        payload = [event.model_dump(mode="json") for event in events]
+        replayed = self.replay_spool()
+        if self.spool.exists():  # still down: keep the order, queue behind what waits
+            self._append(payload)
+            return Delivery(0, len(payload), replayed)
+        if self._send_with_retry(payload):
+            return Delivery(len(payload), 0, replayed)
+        self._append(payload)
+        return Delivery(0, len(payload), replayed)
+
+    def replay_spool(self) -> int:
+        """Send what the spool holds, oldest first; stop at the first failure. Returns events sent."""
+        if not self.spool.exists():
+            return 0
+        batches = [json.loads(line) for line in self.spool.read_text().splitlines() if line.strip()]
+        sent = 0
+        for index, batch in enumerate(batches):
+            if not self._send(batch):
+                self._rewrite(batches[index:])
+                return sent
+            sent += len(batch)
+        self.spool.unlink()
+        return sent
+
+    def _send_with_retry(self, payload: list[dict]) -> bool:
+        deadline = time.monotonic() + self.retry_s
+        delay = 0.2
+        while True:
+            if self._send(payload):
+                return True
+            if time.monotonic() + delay > deadline:
+                return False
+            self._sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    def _send(self, payload: list[dict]) -> bool:
+        try:
+            self.app.send_task("teamlore.ingest", args=[payload], queue=INGEST, retry=False)
+        except _DOWN:
+            return False
+        return True
+
+    def _append(self, payload: list[dict]) -> None:
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        with self.spool.open("a") as handle:
+            handle.write(json.dumps(payload) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _rewrite(self, batches: list[list[dict]]) -> None:
+        spare = self.spool.with_suffix(".tmp")
+        spare.write_text("".join(json.dumps(b) + "\n" for b in batches))
+        os.replace(spare, self.spool)

@@ -1,0 +1,156 @@
+"""The production pipeline against a real Redis and a real Celery worker process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from teamlore.app import Teamlore
+from teamlore.config import Settings
+from teamlore.connectors.events_file import read_events_file
+from teamlore.workers.pipeline import ingest
+from teamlore.workers.producer import Producer
+
+from .conftest import SAMPLE
+
+REDIS_URL = "redis://127.0.0.1:6379/9"  # a database of the machine's Redis kept for these tests
+
+
+@pytest.fixture
+def broker():
+    client = redis.Redis.from_url(REDIS_URL)
+    client.flushdb()
+    yield client
+    client.flushdb()
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TEAMLORE_REDIS_URL": REDIS_URL,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "4",
+        "TEAMLORE_WIKI_WINDOW_S": "0",
+    }
+
+
+class Worker:
+    def __init__(self, data_dir: Path, log: Path) -> None:
+        self.log = log
+        self._out = log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+            env=_env(data_dir),
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.wait_for("ready")
+
+    def wait_for(self, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log.read_text(errors="replace"):
+                return
+            assert self.proc.poll() is None, self.log.read_text()
+            time.sleep(0.05)
+        raise AssertionError(f"worker never logged {text!r}:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self._out.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        self._out.close()
+
+
+def _facts(db: Path) -> set[tuple]:
+    conn = sqlite3.connect(db)
+    return set(
+        conn.execute(
+            "SELECT fact_id, statement, status, valid_from, valid_to, evidence FROM fact_versions"
+            " WHERE recorded_to = 253402214400000000"
+        )
+    )
+
+
+def _wait_until(predicate, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+@pytest.fixture(scope="module")
+def inline_facts(tmp_path_factory, embedder) -> set[tuple]:
+    data_dir = tmp_path_factory.mktemp("inline")
+    lore = Teamlore(Settings(data_dir=data_dir, _env_file=None), embedder=embedder)
+    ingest([item.event for item in read_events_file(SAMPLE, 40_000)], lore.pipeline)
+    lore.close()
+    return _facts(data_dir / "teamlore.sqlite3")
+
+
+def _sample_events():
+    return [item.event for item in read_events_file(SAMPLE, 40_000)]
+
+
+def _done(data_dir: Path, expected: int):
+    def check() -> bool:
+        db = data_dir / "teamlore.sqlite3"
+        if not db.exists():
+            return False
+        return sqlite3.connect(db).execute("SELECT count(*) FROM messages").fetchone()[0] >= expected
+
+    return check
+
+
+def test_the_sample_through_redis_and_a_worker_gives_the_same_facts_as_inline(tmp_path, broker, inline_facts):
+    data_dir = tmp_path / "prod"
+    worker = Worker(data_dir, tmp_path / "worker.log")
+    try:
+        producer = Producer(Settings(data_dir=data_dir, redis_url=REDIS_URL, _env_file=None))
+        events = _sample_events()
+        for start in range(0, len(events), 50):
+            assert producer.enqueue(events[start : start + 50]).sent == len(events[start : start + 50])
+        messages = len({(e.channel, e.message_id) for e in events})
+        _wait_until(_done(data_dir, messages))
+        _wait_until(lambda: broker.llen("teamlore.ingest") == 0)
+        worker.wait_for("ingested 7 event(s)")  # the last batch
+    finally:
+        worker.stop()
+    assert _facts(data_dir / "teamlore.sqlite3") == inline_facts
+
+
+def test_a_worker_killed_mid_ingest_is_redelivered_and_ends_with_exactly_the_clean_facts(
+    tmp_path, broker, inline_facts
+):
+    data_dir = tmp_path / "prod"
+    log = tmp_path / "worker.log"
+    worker = Worker(data_dir, log)
+    producer = Producer(Settings(data_dir=data_dir, redis_url=REDIS_URL, _env_file=None))
+    producer.enqueue(_sample_events())  # one big batch: several seconds of work
+    worker.wait_for("Task teamlore.ingest[")
+    time.sleep(0.5)
+    worker.kill()
+    db = data_dir / "teamlore.sqlite3"
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM messages").fetchone()[0] == 0  # mid-task
+    again = Worker(data_dir, log)
+    try:
+        _wait_until(_done(data_dir, 398), timeout=180)
+    finally:
+        again.stop()
+    assert _facts(db) == inline_facts
