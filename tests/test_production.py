@@ -95,13 +95,24 @@ def _wait_until(predicate, timeout: float = 120) -> None:
     raise AssertionError("timed out")
 
 
+def _pages(lore: Teamlore) -> dict[str, str]:
+    lore.wiki.flush(everything=True)
+    channels = [c.channel for c in lore.stores.messages.channels("T0ACME")]
+    return {
+        p.page_id: lore.stores.pages.current(p.page_id).markdown
+        for p, version in lore.stores.pages.pages("T0ACME", channels)
+        if version
+    }
+
+
 @pytest.fixture(scope="module")
-def inline_facts(tmp_path_factory, embedder) -> set[tuple]:
+def inline(tmp_path_factory, embedder) -> tuple[set[tuple], dict[str, str]]:
     data_dir = tmp_path_factory.mktemp("inline")
     lore = Teamlore(Settings(data_dir=data_dir, _env_file=None), embedder=embedder)
     ingest([item.event for item in read_events_file(SAMPLE, 40_000)], lore.pipeline)
+    pages = _pages(lore)
     lore.close()
-    return _facts(data_dir / "teamlore.sqlite3")
+    return _facts(data_dir / "teamlore.sqlite3"), pages
 
 
 def _sample_events():
@@ -118,7 +129,9 @@ def _done(data_dir: Path, expected: int):
     return check
 
 
-def test_the_sample_through_redis_and_a_worker_gives_the_same_facts_as_inline(tmp_path, broker, inline_facts):
+def test_the_sample_through_redis_and_a_worker_gives_the_same_facts_and_pages_as_inline(
+    tmp_path, broker, inline, embedder
+):
     data_dir = tmp_path / "prod"
     worker = Worker(data_dir, tmp_path / "worker.log")
     try:
@@ -132,11 +145,14 @@ def test_the_sample_through_redis_and_a_worker_gives_the_same_facts_as_inline(tm
         worker.wait_for("ingested 7 event(s)")  # the last batch
     finally:
         worker.stop()
-    assert _facts(data_dir / "teamlore.sqlite3") == inline_facts
+    assert _facts(data_dir / "teamlore.sqlite3") == inline[0]
+    lore = Teamlore(Settings(data_dir=data_dir, redis_url=REDIS_URL, _env_file=None), embedder=embedder)
+    assert _pages(lore) == inline[1] and inline[1]
+    lore.close()
 
 
 def test_a_worker_killed_mid_ingest_is_redelivered_and_ends_with_exactly_the_clean_facts(
-    tmp_path, broker, inline_facts
+    tmp_path, broker, inline
 ):
     data_dir = tmp_path / "prod"
     log = tmp_path / "worker.log"
@@ -153,4 +169,4 @@ def test_a_worker_killed_mid_ingest_is_redelivered_and_ends_with_exactly_the_cle
         _wait_until(_done(data_dir, 398), timeout=180)
     finally:
         again.stop()
-    assert _facts(db) == inline_facts
+    assert _facts(db) == inline[0]

@@ -64,3 +64,33 @@ def test_events_produced_while_redis_is_down_for_10_seconds_all_arrive_after_it_
     # Every batch is on the queue, in order: the first (kept by the AOF), the spooled, the last.
     queued = redis.Redis.from_url(own_redis.url).llen(INGEST)
     assert queued == batch + 1
+
+
+def test_a_burst_of_1000_events_over_20_pages_makes_one_rewrite_per_page(own_redis, make_lore, clock):
+    from teamlore.wiki.writer import TemplateWriter
+
+    class Counting(TemplateWriter):
+        calls: list[str] = []
+
+        def write(self, page, sections):
+            self.calls.append(page.page_id)
+            return super().write(page, sections)
+
+    writer = Counting()
+    lore = make_lore("burst", writer=writer)
+    lore.wiki.dirty = RedisDirtySet.from_url(own_redis.url)
+    lore.wiki.window = timedelta(seconds=60)
+    events = [
+        event(f"We decided Zeta{i % 18} uses lane {i}.", ts=f"2026-01-05T10:{i // 60 % 60:02d}:{i % 60:02d}Z")
+        for i in range(1000)
+    ]
+    from .helpers import put
+
+    for start in range(0, 1000, 100):
+        put(lore, *events[start : start + 100])
+        clock.advance(seconds=3)
+    assert lore.wiki.flush().writer_calls == 0
+    clock.advance(seconds=60)
+    report = lore.wiki.flush()
+    assert report.writer_calls == 20 == len(set(writer.calls)) == report.pages_rewritten
+    assert lore.wiki.flush().writer_calls == 0
