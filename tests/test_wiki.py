@@ -19,6 +19,7 @@ from teamlore.workers.pipeline import ingest
 
 from .conftest import SAMPLE, WS, event
 from .helpers import put
+from .redis_server import OwnRedis
 
 
 class CountingWriter(TemplateWriter):
@@ -197,16 +198,21 @@ def test_rebuilding_from_the_same_history_gives_byte_identical_pages(make_lore, 
     assert report.pages_rewritten == 0  # nothing differs from what incremental upkeep wrote
 
 
-def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embedder):
+@pytest.mark.parametrize("dirty_set", ["embedded", "redis"])
+def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embedder, dirty_set):
     data_dir = tmp_path / "crash"
-    settings = Settings(data_dir=data_dir, wiki_window_s=0, wiki_lease_s=2, _env_file=None)
+    server = OwnRedis(tmp_path / "redis").start() if dirty_set == "redis" else None
+    redis_url = server.url if server else ""
+    settings = Settings(
+        data_dir=data_dir, wiki_window_s=0, wiki_lease_s=2, redis_url=redis_url, _env_file=None
+    )
     lore = Teamlore(settings, embedder=embedder)
     put(
         lore,
         event("We decided Redis is the queue.", ts="2026-01-05T10:00:00Z"),
         event("We decided Postgres is the main database.", ts="2026-01-06T10:00:00Z"),
     )
-    pending = {page for page, _, _ in lore.stores.dirty.pending()}
+    pending = {page for page, _, _ in lore.wiki.dirty.pending()}
     assert f"{WS}/C1/decisions" in pending
 
     claimed = tmp_path / "claimed"
@@ -223,7 +229,7 @@ def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embe
                 time.sleep(600)
 
         lore = Teamlore(Settings(data_dir={str(data_dir)!r}, wiki_window_s=0, wiki_lease_s=2,
-                                 _env_file=None), writer=Stuck())
+                                 redis_url={redis_url!r}, _env_file=None), writer=Stuck())
         lore.wiki.flush()
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ})
@@ -244,5 +250,7 @@ def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embe
     page = lore.stores.pages.current(victim)
     assert page.version == 1  # written once, after the lease, with every pending fact
     assert "Redis" in page.markdown and "Postgres" in page.markdown
-    assert lore.stores.dirty.pending() == []
+    assert lore.wiki.dirty.pending() == []
     lore.close()
+    if server:
+        server.stop()
