@@ -170,3 +170,46 @@ def test_a_worker_killed_mid_ingest_is_redelivered_and_ends_with_exactly_the_cle
     finally:
         again.stop()
     assert _facts(db) == inline[0]
+
+
+def test_an_edit_that_arrives_before_its_message_is_held_until_the_message_comes(tmp_path, broker):
+    from .conftest import event
+
+    data_dir = tmp_path / "prod"
+    worker = Worker(data_dir, tmp_path / "worker.log")
+    try:
+        producer = Producer(Settings(data_dir=data_dir, redis_url=REDIS_URL, _env_file=None))
+        created = event("The API rate limit is 100 requests per minute.", message_id="7.1")
+        edited = event(
+            "The API rate limit is 120 requests per minute.",
+            message_id="7.1",
+            kind="message.edited",
+            ts="2026-01-05T10:05:00Z",
+        )
+        producer.enqueue([edited])
+        worker.wait_for("ingested 1 event(s): {'orphan': 1}")
+        producer.enqueue([created])
+        db = data_dir / "teamlore.sqlite3"
+
+        def edited_text() -> bool:
+            row = sqlite3.connect(db).execute("SELECT text FROM messages WHERE message_id = '7.1'").fetchone()
+            return row == ("The API rate limit is 120 requests per minute.",)
+
+        _wait_until(edited_text, timeout=60)
+    finally:
+        worker.stop()
+
+
+def test_status_shows_queue_depths_and_dirty_pages(tmp_path, broker):
+    producer = Producer(Settings(data_dir=tmp_path, redis_url=REDIS_URL, _env_file=None))
+    producer.enqueue(_sample_events()[:3])
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "status", "--json"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    status = __import__("json").loads(done.stdout)
+    assert status["queues"]["teamlore.ingest"] == 1 and status["spooled_batches"] == 0

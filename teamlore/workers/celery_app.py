@@ -35,6 +35,8 @@ def make_celery(settings: Settings) -> Celery:
             "teamlore.ingest": {"queue": INGEST},
             "teamlore.flush_pages": {"queue": MAINTENANCE},
             "teamlore.erase_person": {"queue": ADMIN},
+            "teamlore.reindex_channel": {"queue": ADMIN},
+            "teamlore.rewrite_page": {"queue": MAINTENANCE},
         },
         beat_schedule={
             "flush-due-pages": {"task": "teamlore.flush_pages", "schedule": settings.flush_every_s},

@@ -65,3 +65,19 @@ def erase_person(workspace: str, author_id: str, actor: str) -> int:
     lore = _lore()
     report = lore.erase_author(workspace, author_id, actor)
     return report.messages
+
+
+@shared_task(name="teamlore.rewrite_page")
+def rewrite_page(page_id: str) -> bool:
+    """Rewrite one page in full now (admin)."""
+    from teamlore.wiki.maintainer import FlushReport
+
+    return _lore().wiki.rewrite(page_id, None, FlushReport()) is not None
+
+
+@shared_task(name="teamlore.reindex_channel")
+def reindex(workspace: str, channel: str) -> int:
+    """Re-extract a channel from its stored raw messages."""
+    from teamlore.workers.reindex import reindex_channel
+
+    return reindex_channel(workspace, channel, _lore().pipeline).messages

@@ -111,6 +111,16 @@ class EmbeddedMessageStore:
         ).fetchall()
         return {r[0]: Source(r[0], r[1], r[2], from_micros(r[3]), r[4], _maybe_time(r[5])) for r in rows}
 
+    def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
+        """Stored, not deleted messages of a channel in message-id order, after ``after``."""
+        rows = self._db.conn.execute(
+            "SELECT message_id FROM messages WHERE workspace = ? AND channel = ? AND message_id > ?"
+            " AND deleted_at IS NULL ORDER BY message_id LIMIT ?",
+            (workspace, channel, after, limit),
+        ).fetchall()
+        found = [self.get_message(workspace, channel, r[0]) for r in rows]
+        return [m for m in found if m is not None]
+
     def author_names(self, workspace: str) -> frozenset[str]:
         rows = self._db.conn.execute(
             "SELECT DISTINCT lower(author_name) FROM messages WHERE workspace = ? AND author_name != ''",

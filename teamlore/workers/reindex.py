@@ -1,0 +1,71 @@
+"""Re-index: extract again from the stored raw messages of a channel (after the extractor
+changed, say). Facts the text still states keep their ids; others are dropped or added exactly
+as an edit would. Safe to interrupt and run again: each message is its own savepoint and a
+second run over unchanged extraction changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from teamlore.domain import EventKind, MessageEvent
+from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, _add, _drop_unsupported
+
+PAGE = 256
+
+
+@dataclass
+class ReindexReport:
+    messages: int = 0
+    created: int = 0
+    retracted: int = 0
+
+
+def reindex_channel(
+    workspace: str, channel: str, deps: PipelineDeps, progress: Callable[[int], None] | None = None
+) -> ReindexReport:
+    report = ReindexReport()
+    after = ""
+    while True:
+        batch = deps.messages.live_messages(workspace, channel, after, PAGE)
+        if not batch:
+            return report
+        parents = {m.message_id: m for m in batch}
+        extracted = []
+        for message in batch:
+            parent = None
+            if message.thread_id and message.thread_id != message.message_id:
+                parent = parents.get(message.thread_id) or deps.messages.get_message(
+                    workspace, channel, message.thread_id
+                )
+            extracted.append(list(deps.extractor.extract(message, parent).facts))
+        keys = deps.embedder.ensure_passages([c.statement for cs in extracted for c in cs])
+        with deps.transaction():
+            for message, candidates in zip(batch, extracted, strict=True):
+                with deps.transaction(savepoint=True):
+                    now = deps.clock()
+                    event = MessageEvent(
+                        kind=EventKind.EDITED,
+                        platform=message.platform,
+                        workspace=workspace,
+                        channel=channel,
+                        message_id=message.message_id,
+                        thread_id=message.thread_id,
+                        author_id=message.author_id,
+                        author_name=message.author_name,
+                        ts=message.ts,
+                        text=message.text,
+                        permalink=message.permalink,
+                    )
+                    result = IngestResult(event, Outcome.EDITED)
+                    _drop_unsupported(message, candidates, deps, now, result)
+                    for candidate in candidates:
+                        _add(candidate, message, keys, deps, now, result)
+                    if deps.notify is not None and result.changed:
+                        deps.notify(result.changed)
+                    report.created += len(result.created)
+                    report.retracted += len(result.retracted)
+        report.messages += len(batch)
+        after = batch[-1].message_id
+        if progress:
+            progress(len(batch))
