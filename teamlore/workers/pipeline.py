@@ -202,9 +202,9 @@ def _apply(
     deps.note_author(message.workspace, message.author_name)
     result = IngestResult(event, Outcome.EDITED if existing else Outcome.STORED)
     if existing is not None:
-        _drop_unsupported(message, candidates, deps, now, result)
+        drop_unsupported(message, candidates, deps, now, result)
     for candidate in candidates:
-        _add(candidate, message, keys, deps, now, result)
+        add_statement(candidate, message, keys, deps, now, result)
     if existing is None and not candidates:
         result.outcome = Outcome.NOOP
     return result
@@ -222,7 +222,7 @@ def _as_edit(existing: Message, message: Message, event: MessageEvent) -> Messag
     )
 
 
-def _add(
+def add_statement(
     candidate: CandidateFact,
     message: Message,
     keys: dict[str, str],
@@ -247,7 +247,7 @@ def _add(
     result.contested += placed.contested
 
 
-def _drop_unsupported(
+def drop_unsupported(
     message: Message, candidates: list[CandidateFact], deps: PipelineDeps, now: datetime, result: IngestResult
 ) -> None:
     """After an edit, facts the new text no longer states lose this message as evidence."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from teamlore.domain import EventKind, MessageEvent
-from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, _add, _drop_unsupported
+from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, add_statement, drop_unsupported
 
 PAGE = 256
 
@@ -58,9 +58,9 @@ def reindex_channel(
                         permalink=message.permalink,
                     )
                     result = IngestResult(event, Outcome.EDITED)
-                    _drop_unsupported(message, candidates, deps, now, result)
+                    drop_unsupported(message, candidates, deps, now, result)
                     for candidate in candidates:
-                        _add(candidate, message, keys, deps, now, result)
+                        add_statement(candidate, message, keys, deps, now, result)
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
                     report.created += len(result.created)
