@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -33,23 +32,31 @@ from synthetic import generate  # noqa: E402
 
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.config import Settings  # noqa: E402
-from teamlore.extraction import HeuristicExtractor  # noqa: E402
-from teamlore.workers.pipeline import ingest, to_message  # noqa: E402
+from teamlore.workers.pipeline import ingest  # noqa: E402
 from teamlore.workers.producer import Producer  # noqa: E402
 
 REDIS_URL = "redis://127.0.0.1:6379/10"
 
 
 def warm_cache(data_dir: Path, events) -> float:
+    """Ingest the history once in a scratch store: every passage the pipeline will ask for is then
+    in that store's embedding cache (thread answers included). Returns the embedding seconds."""
     lore = Teamlore(Settings(data_dir=data_dir, _env_file=None))
-    extractor = HeuristicExtractor()
-    statements = [c.statement for e in events for c in extractor.extract(to_message(e), None).facts]
-    # Thread answers get their question in the statement; embed those too by a dry ingest later.
-    started = time.perf_counter()
-    lore.embedder.ensure_passages(statements)
-    seconds = time.perf_counter() - started
+    for i in range(0, len(events), 256):
+        ingest(events[i : i + 256], lore.pipeline)
+    seconds = lore.embedder.stats.seconds
     lore.close()
     return seconds
+
+
+def with_cache_only(source: Path, target: Path) -> None:
+    """A fresh store whose only content is the source store's embedding cache."""
+    Teamlore(Settings(data_dir=target, _env_file=None)).close()
+    conn = sqlite3.connect(target / "teamlore.sqlite3")
+    conn.execute("ATTACH DATABASE ? AS warm", (str(source / "teamlore.sqlite3"),))
+    conn.execute("INSERT INTO embeddings SELECT * FROM warm.embeddings")
+    conn.commit()
+    conn.close()
 
 
 def stored(db: Path) -> int:
@@ -75,7 +82,7 @@ def main() -> None:
         cache_dir, inline_dir, queued_dir = base / "cache", base / "inline", base / "queued"
         embed_s = warm_cache(cache_dir, events)
         for target in (inline_dir, queued_dir):
-            shutil.copytree(cache_dir, target)
+            with_cache_only(cache_dir, target)
         # Inline, same warm cache: the pipeline's own cost.
         lore = Teamlore(Settings(data_dir=inline_dir, _env_file=None))
         started = time.perf_counter()
