@@ -94,7 +94,9 @@ def serve_only(data_dir: str, channels: list[str], mid: datetime, now: datetime,
         for text, scope, view in make_plan(channels, mid, n, seed):
             lore.reader.search(text, scope, view, mode=mode, k=10)
     lore.close()
-    return rss_mb()
+    # Not ru_maxrss: Linux carries it over from the parent through fork and exec.
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
 def bench_size(
