@@ -12,6 +12,7 @@ from teamlore.config import Settings
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.protocols import Stores
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
@@ -19,8 +20,17 @@ from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps
 
 
+def open_stores(settings: Settings) -> Stores:
+    """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it."""
+    if settings.mongo_url:
+        from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
+
+        return MongoStores(settings.db_path, settings.mongo_url, settings.mongo_db, settings.mongo_timeout_s)
+    return EmbeddedStores(settings.db_path)
+
+
 class Teamlore:
-    """One running instance on the embedded default: stores, pipeline deps, reader."""
+    """One running instance: stores, pipeline deps, reader."""
 
     def __init__(
         self,
@@ -32,7 +42,7 @@ class Teamlore:
         writer: PageWriter | None = None,
     ) -> None:
         self.settings = settings
-        self.stores = EmbeddedStores(settings.db_path)
+        self.stores = open_stores(settings)
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
         self.pipeline = PipelineDeps(
@@ -78,7 +88,7 @@ class Teamlore:
         )
         with self.stores.transaction():
             rewrite = self.stores.pages.purge_facts(report.facts_erased)
-            self.stores.dirty.mark(rewrite, [], self.clock(), timedelta(0))
+            self.wiki.dirty.mark(rewrite, [], self.clock(), timedelta(0))
             self.wiki.note_changes(report.facts_kept_without_their_evidence)
         report.pages_rewritten = len(rewrite)
         return report

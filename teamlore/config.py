@@ -47,6 +47,16 @@ class Settings(BaseSettings):
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."
     )
 
+    mongo_url: str = Field(
+        "",
+        description="Set to keep messages, pages, the audit log, review items and tombstones on MongoDB"
+        " (facts stay in the SQLite file). Single server: add ?directConnection=true.",
+    )
+    mongo_db: str = Field("teamlore", min_length=1, description="The MongoDB database Teamlore uses.")
+    mongo_timeout_s: float = Field(
+        5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

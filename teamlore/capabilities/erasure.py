@@ -15,9 +15,7 @@ from datetime import datetime
 
 from teamlore.domain import FactStatus
 from teamlore.errors import InvalidInput
-from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.protocols import AuditEvent
-from teamlore.timeutil import to_micros
+from teamlore.stores.protocols import AuditEvent, Stores
 from teamlore.workers import lifecycle, mutations
 from teamlore.workers.resolver import Resolver
 
@@ -34,7 +32,7 @@ class ErasureReport:
 
 
 def erase_author(
-    stores: EmbeddedStores,
+    stores: Stores,
     workspace: str,
     author_id: str,
     actor: str,
@@ -48,10 +46,7 @@ def erase_author(
     now = clock()
     report = ErasureReport(workspace, author_id)
     conn = stores.db.conn
-    messages = conn.execute(
-        "SELECT channel, message_id FROM messages WHERE workspace = ? AND author_id = ?",
-        (workspace, author_id),
-    ).fetchall()
+    messages = stores.messages.authored(workspace, author_id)
     doomed: set[str] = set()
     kept: set[str] = set()
     with stores.transaction():
@@ -66,11 +61,7 @@ def erase_author(
                     doomed.add(fact.fact_id)
                     lifecycle.reconsider_replaced(stores.facts, resolver_for(workspace), new, now, actor)
         report.messages = len(messages)
-        conn.execute(
-            "UPDATE messages SET text = '', author_name = '', content_hash = '',"
-            " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",
-            (to_micros(now), workspace, author_id),
-        )
+        stores.messages.erase_author(workspace, author_id, now)
         report.vectors = _scrub_facts(stores, sorted(doomed))
         report.facts_erased = sorted(doomed)
         report.facts_kept_without_their_evidence = sorted(kept - doomed)
@@ -91,7 +82,7 @@ def erase_author(
     return report
 
 
-def _scrub_facts(stores: EmbeddedStores, fact_ids: list[str]) -> int:
+def _scrub_facts(stores: Stores, fact_ids: list[str]) -> int:
     """Delete the text of every version of these facts, their index rows and their vectors."""
     conn = stores.db.conn
     vectors = 0

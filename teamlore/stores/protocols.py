@@ -9,6 +9,7 @@ takes the audit event with it, so no mutation can skip the log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -18,6 +19,8 @@ import numpy as np
 from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
 
 if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
+    from teamlore.embedding import EmbeddingCache
+    from teamlore.stores.embedded.database import Database
     from teamlore.wiki.model import PageRef, PageVersion, Route
 
 
@@ -125,6 +128,11 @@ class MessageStore(Protocol):
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
+    # Erasure: (channel, message id) of every message a person wrote, and blanking them.
+    def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]: ...
+
+    def erase_author(self, workspace: str, author_id: str, at: datetime) -> None: ...
+
 
 class AuditLog(Protocol):
     def append(self, event: AuditEvent) -> int: ...
@@ -199,3 +207,23 @@ class PageStore(Protocol):
     def save(self, version: PageVersion) -> None: ...
 
     def purge_facts(self, fact_ids: Iterable[str]) -> list[str]: ...
+
+
+class Stores(Protocol):
+    """A bundle of stores sharing one SQLite file for the facts: ``EmbeddedStores`` (everything
+    in the file) or ``MongoStores`` (messages, audit, review, tombstones and pages on MongoDB).
+    ``transaction`` is the file's; see each bundle for what else it covers."""
+
+    db: Database
+    facts: FactBackend
+    messages: MessageStore
+    audit: AuditLog
+    review: ReviewQueue
+    tombstones: Tombstones
+    pages: PageStore
+    dirty: DirtySet
+    embeddings: EmbeddingCache
+
+    def transaction(self, savepoint: bool = False) -> AbstractContextManager[object]: ...
+
+    def close(self) -> None: ...

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from teamlore.errors import BackendUnavailable
 from teamlore.timeutil import SENTINEL_MICROS
@@ -130,11 +131,28 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 """
 
 
+class TransactionListener(Protocol):
+    """Told of each transaction boundary on a thread, so writes to another store can follow the
+    SQLite file's commits and rollbacks (see ``teamlore.stores.mongo.journal``). ``depth`` is 0
+    for the outermost transaction and counts savepoints inside it."""
+
+    def begun(self, depth: int) -> None: ...
+
+    def rolled_back(self, depth: int) -> None: ...
+
+    def released(self, depth: int) -> None: ...
+
+    def before_commit(self, conn: sqlite3.Connection) -> None: ...
+
+    def committed(self) -> None: ...
+
+
 class Database:
     """One SQLite file in WAL mode. One connection per thread; writes in explicit transactions."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self.listener: TransactionListener | None = None
         self._local = threading.local()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # executescript manages its own transaction; the schema is created all or nothing.
@@ -176,21 +194,32 @@ class Database:
             yield conn
             return
         name = f"sp{depth}"
+        listener = self.listener
         conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
         self._local.depth = depth + 1
         try:
+            if listener is not None:
+                listener.begun(depth)
             yield conn
+            if listener is not None and depth == 0:
+                listener.before_commit(conn)
         except BaseException:
             if depth == 0:
                 conn.execute("ROLLBACK")
             else:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
+            if listener is not None:
+                listener.rolled_back(depth)
             raise
         else:
             conn.execute("COMMIT" if depth == 0 else f"RELEASE {name}")
+            if listener is not None and depth:
+                listener.released(depth)
         finally:
             self._local.depth = depth
+        if listener is not None and depth == 0:
+            listener.committed()
 
     def next_seq(self, name: str = "fact_seq") -> int:
         row = self.conn.execute(

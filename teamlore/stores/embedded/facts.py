@@ -11,10 +11,9 @@ import numpy as np
 
 from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope
 from teamlore.errors import BackendUnavailable, TeamloreError
-from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.vector_index import VectorIndex
-from teamlore.stores.protocols import AuditEvent, RawHit, Related
+from teamlore.stores.protocols import AuditEvent, AuditLog, RawHit, Related
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
 _COLUMNS = (
@@ -151,7 +150,7 @@ class ConcurrentChange(TeamloreError):
 
 
 class EmbeddedFactBackend:
-    def __init__(self, db: Database, audit: EmbeddedAuditLog) -> None:
+    def __init__(self, db: Database, audit: AuditLog) -> None:
         self._db = db
         self._audit = audit
         self._index = VectorIndex()

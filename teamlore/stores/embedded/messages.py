@@ -121,6 +121,22 @@ class EmbeddedMessageStore:
         found = [self.get_message(workspace, channel, r[0]) for r in rows]
         return [m for m in found if m is not None]
 
+    def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]:
+        rows = self._db.conn.execute(
+            "SELECT channel, message_id FROM messages WHERE workspace = ? AND author_id = ?"
+            " ORDER BY channel, message_id",
+            (workspace, author_id),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def erase_author(self, workspace: str, author_id: str, at: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE messages SET text = '', author_name = '', content_hash = '',"
+                " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",
+                (to_micros(at), workspace, author_id),
+            )
+
     def author_names(self, workspace: str) -> frozenset[str]:
         rows = self._db.conn.execute(
             "SELECT DISTINCT lower(author_name) FROM messages WHERE workspace = ? AND author_name != ''",

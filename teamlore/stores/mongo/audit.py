@@ -1,0 +1,72 @@
+"""The append-only audit log as a MongoDB collection.
+
+The code only ever inserts; ``_id`` is a sequence number taken from ``counters`` when the
+event is appended, so a replayed insert meets its own earlier copy and is dropped. On a real
+deployment give Teamlore's database user no update or delete right on ``audit_log`` to make
+the log append-only for everyone (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pymongo import ASCENDING, ReturnDocument
+
+from teamlore.stores.mongo.codec import Op, time_of, times
+from teamlore.stores.mongo.journal import WriteJournal
+from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.protocols import AuditEvent
+
+
+def next_number(runtime: MongoRuntime, name: str) -> int:
+    """The next value of a counter. Taken at once, outside any transaction: a rollback leaves a
+    gap, never a number used twice."""
+    doc = runtime.run(
+        lambda db: db["counters"].find_one_and_update(
+            {"_id": name}, {"$inc": {"value": 1}}, upsert=True, return_document=ReturnDocument.AFTER
+        )
+    )
+    return int(doc["value"])
+
+
+class MongoAuditLog:
+    def __init__(self, runtime: MongoRuntime, journal: WriteJournal) -> None:
+        self._rt, self._journal = runtime, journal
+
+    def append(self, event: AuditEvent) -> int:
+        seq = next_number(self._rt, "audit_log")
+        doc = {
+            "_id": seq,
+            **times(at=event.at),
+            "event": event.event,
+            "actor": event.actor,
+            "reason": event.reason,
+            "workspace": event.workspace,
+            "channel": event.channel,
+            "fact_ids": list(event.fact_ids),
+            "content_hashes": list(event.content_hashes),
+            # Through JSON, as the embedded log stores it: the same details read back from both.
+            "details": json.loads(json.dumps(event.details, sort_keys=True)),
+        }
+        self._journal.write(Op("audit_log", "insert_one", update=doc))
+        return seq
+
+    def events_for_fact(self, fact_id: str) -> list[AuditEvent]:
+        async def find(db):
+            return await db["audit_log"].find({"fact_ids": fact_id}).sort("_id", ASCENDING).to_list()
+
+        return [
+            AuditEvent(
+                event=d["event"],
+                actor=d["actor"],
+                reason=d["reason"],
+                at=time_of(d, "at"),  # type: ignore[arg-type]
+                workspace=d["workspace"],
+                channel=d["channel"],
+                fact_ids=tuple(d["fact_ids"]),
+                content_hashes=tuple(d["content_hashes"]),
+                details=d["details"],
+                seq=d["_id"],
+            )
+            for d in self._rt.run(find)
+        ]

@@ -1,0 +1,162 @@
+"""MongoDB writes that follow the SQLite file's transactions (a transactional outbox).
+
+Facts live in SQLite; messages, the audit log, tombstones, review items and pages in MongoDB.
+The pipeline reads a stored message to decide whether an event was already applied, so a
+message that reached MongoDB while its facts rolled back (or the process died before the
+commit) would make a re-delivery skip facts that were never written. Hence:
+
+- A Mongo write made inside a SQLite transaction is held in memory, per savepoint: a savepoint
+  that rolls back drops its writes with its rows.
+- Just before the outermost COMMIT the held writes become rows of ``mongo_outbox`` in the same
+  SQLite transaction: they commit, or vanish, with the facts.
+- The outbox is applied to MongoDB in order and emptied right after the commit, and again at
+  the start of every transaction (under SQLite's write lock: one applier, commit order, and a
+  transaction reads MongoDB only after every earlier commit has reached it). If MongoDB is down
+  the rows stay and the caller gets ``BackendUnavailable``.
+- Every write is idempotent when applied again in order (inserts that meet their own earlier
+  copy are dropped, replacements and updates set values), so a crash between applying and
+  emptying replays harmlessly.
+- A write made outside any transaction opens one of its own, so all writes keep one order.
+
+Reads inside an open transaction see this thread's held writes for the point lookups the
+pipeline makes in the same transaction (``pending``); list reads see what MongoDB holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import DuplicateKeyError
+
+from teamlore.stores.embedded.database import Database
+from teamlore.stores.mongo.codec import Op
+from teamlore.stores.mongo.runtime import MongoRuntime
+
+OUTBOX = "CREATE TABLE IF NOT EXISTS mongo_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, op BLOB NOT NULL)"
+MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    op: Op | None
+    # What a read inside the transaction should see: (namespace, key, value).
+    overlay: tuple[str, Hashable, object] | None
+
+
+class WriteJournal:
+    def __init__(self, db: Database, runtime: MongoRuntime) -> None:
+        self._db, self._runtime = db, runtime
+        self._local = threading.local()
+        db.conn.execute(OUTBOX)
+        db.listener = self
+
+    @property
+    def _levels(self) -> list[list[Held]]:
+        levels = getattr(self._local, "levels", None)
+        if levels is None:
+            levels = self._local.levels = []
+        return levels
+
+    def write(self, op: Op | None, overlay: tuple[str, Hashable, object] | None = None) -> None:
+        """Hold ``op`` until the enclosing transaction commits (open one if there is none).
+        ``op`` None records only an overlay (a value a read in this transaction must see)."""
+        with self._db.transaction():
+            self._levels[-1].append(Held(op, overlay))
+
+    def pending(self, namespace: str, key: Hashable) -> Any:
+        """The latest held value for ``key`` in this thread's open transaction, else MISSING."""
+        for level in reversed(self._levels):
+            for held in reversed(level):
+                if held.overlay is not None and held.overlay[:2] == (namespace, key):
+                    return held.overlay[2]
+        return MISSING
+
+    def pending_items(self, namespace: str) -> Iterator[tuple[Hashable, object]]:
+        for level in self._levels:
+            for held in level:
+                if held.overlay is not None and held.overlay[0] == namespace:
+                    yield held.overlay[1], held.overlay[2]
+
+    # ---- the SQLite transaction's boundaries (TransactionListener) ----
+
+    def begun(self, depth: int) -> None:
+        del self._levels[depth:]
+        self._levels.append([])
+        if depth == 0:
+            self._drain(self._db.conn)
+
+    def rolled_back(self, depth: int) -> None:
+        del self._levels[depth:]
+
+    def released(self, depth: int) -> None:
+        levels = self._levels
+        if len(levels) > depth:
+            inner = levels.pop()
+            levels[depth - 1].extend(inner)
+
+    def before_commit(self, conn: sqlite3.Connection) -> None:
+        ops = [h.op for h in (self._levels[0] if self._levels else []) if h.op is not None]
+        conn.executemany("INSERT INTO mongo_outbox (op) VALUES (?)", [(op.encode(),) for op in ops])
+        self._local.wrote = bool(ops)
+
+    def committed(self) -> None:
+        self._levels.clear()
+        if getattr(self._local, "wrote", False):
+            self._local.wrote = False
+            self.replay()
+
+    # ---- applying ----
+
+    def replay(self) -> int:
+        """Apply every committed, not yet applied write to MongoDB, in commit order."""
+        conn = self._db.conn
+        if conn.execute("SELECT 1 FROM mongo_outbox LIMIT 1").fetchone() is None:
+            return 0
+        conn.execute("BEGIN IMMEDIATE")  # the write lock: one applier, commit order
+        try:
+            applied = self._drain(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return applied
+
+    def _drain(self, conn: sqlite3.Connection) -> int:
+        """Apply and delete the outbox rows (call holding the write lock; the caller commits)."""
+        rows = conn.execute("SELECT seq, op FROM mongo_outbox ORDER BY seq").fetchall()
+        if rows:
+            self._runtime.run(lambda mdb: _apply(mdb, [Op.decode(r[1]) for r in rows]))
+            conn.execute("DELETE FROM mongo_outbox WHERE seq <= ?", (rows[-1][0],))
+        return len(rows)
+
+    def backlog(self) -> int:
+        return int(self._db.conn.execute("SELECT count(*) FROM mongo_outbox").fetchone()[0])
+
+
+async def _apply(db: AsyncDatabase, ops: list[Op]) -> None:
+    for op in ops:
+        collection = db[op.collection]
+        if op.kind == "insert_one":
+            # A duplicate is this row applied before (a replay), or another writer's same row.
+            with contextlib.suppress(DuplicateKeyError):
+                await collection.insert_one(dict(op.update))
+        elif op.kind == "update_one":
+            try:
+                await collection.update_one(op.filter, op.update, upsert=op.upsert)
+            except DuplicateKeyError:
+                # Two upserts raced to insert; the document exists now, so update it.
+                await collection.update_one(op.filter, op.update)
+        elif op.kind == "replace_one":
+            await collection.replace_one(op.filter, op.update)
+        elif op.kind == "update_many":
+            await collection.update_many(op.filter, op.update)
+        elif op.kind == "delete_many":
+            await collection.delete_many(op.filter)
+        else:
+            raise ValueError(f"unknown write kind {op.kind!r}")

@@ -1,0 +1,181 @@
+"""Raw messages and channels in MongoDB: the same contract as the embedded store."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from bson import ObjectId
+from pymongo import ASCENDING
+
+from teamlore.domain import Channel, Message, Source, Visibility
+from teamlore.stores.mongo.codec import Op, time_of, times
+from teamlore.stores.mongo.journal import MISSING, WriteJournal
+from teamlore.stores.mongo.runtime import MongoRuntime
+
+# Storing a message that is already there changes only these (an edit, or a re-import of one);
+# identity, author, time and deletion stay as first stored. Documents are written whole (codec).
+UPDATED_ON_CONFLICT = ("text", "content_hash", "edited_at", "thread_id")
+
+
+def _key(workspace: str, channel: str, message_id: str) -> dict[str, str]:
+    return {"workspace": workspace, "channel": channel, "message_id": message_id}
+
+
+def _fields(message: Message, names: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(message, name)
+        out.update(times(**{name: value}) if name in ("ts", "edited_at", "deleted_at") else {name: value})
+    return out
+
+
+def _message(doc: dict[str, Any]) -> Message:
+    ts = time_of(doc, "ts")
+    assert ts is not None
+    return Message(
+        platform=doc["platform"],
+        workspace=doc["workspace"],
+        channel=doc["channel"],
+        message_id=doc["message_id"],
+        thread_id=doc.get("thread_id"),
+        author_id=doc["author_id"],
+        author_name=doc["author_name"],
+        ts=ts,
+        text=doc["text"],
+        permalink=doc["permalink"],
+        content_hash=doc["content_hash"],
+        edited_at=time_of(doc, "edited_at"),
+        deleted_at=time_of(doc, "deleted_at"),
+    )
+
+
+class MongoMessageStore:
+    def __init__(self, runtime: MongoRuntime, journal: WriteJournal) -> None:
+        self._rt, self._journal = runtime, journal
+
+    def put_channel(self, channel: Channel) -> None:
+        key = {"workspace": channel.workspace, "channel": channel.channel}
+        named = {"name": channel.name, "visibility": channel.visibility.value}
+        # A later event without a channel name keeps the name already known.
+        update = (
+            {"$set": named, "$setOnInsert": {"platform": channel.platform}}
+            if channel.name
+            else {"$setOnInsert": {**named, "platform": channel.platform}}
+        )
+        self._journal.write(Op("channels", "update_one", key, update, upsert=True))
+
+    def channels(self, workspace: str) -> list[Channel]:
+        async def find(db):
+            cursor = (
+                db["channels"]
+                .find({"workspace": workspace})
+                .sort([("name", ASCENDING), ("channel", ASCENDING)])
+            )
+            return await cursor.to_list()
+
+        return [
+            Channel(d["workspace"], d["channel"], d["name"], Visibility(d["visibility"]), d["platform"])
+            for d in self._rt.run(find)
+        ]
+
+    def _doc(self, workspace: str, channel: str, message_id: str) -> dict[str, Any] | None:
+        held = self._journal.pending("message", (workspace, channel, message_id))
+        if held is not MISSING:
+            return held
+        return self._rt.run(lambda db: db["messages"].find_one(_key(workspace, channel, message_id)))
+
+    def get_message(self, workspace: str, channel: str, message_id: str) -> Message | None:
+        doc = self._doc(workspace, channel, message_id)
+        return None if doc is None else _message(doc)
+
+    def put_message(self, message: Message, recorded_at: datetime) -> None:
+        key = (message.workspace, message.channel, message.message_id)
+        existing = self._doc(*key)
+        if existing is None:
+            every = [f.name for f in dataclasses.fields(Message)]
+            doc = {"_id": ObjectId(), **_fields(message, every), **times(recorded_at=recorded_at)}
+            op = Op("messages", "insert_one", update=doc)
+        else:
+            doc = {**existing, **_fields(message, UPDATED_ON_CONFLICT)}
+            op = Op("messages", "replace_one", {"_id": existing["_id"]}, doc)
+        self._journal.write(op, ("message", key, doc))
+
+    def mark_deleted(self, workspace: str, channel: str, message_id: str, at: datetime) -> None:
+        key = (workspace, channel, message_id)
+        existing = self._doc(*key)
+        if existing is None or existing.get("deleted_at") is not None:
+            return  # nothing stored, or deleted already: the first deletion time stays
+        doc = {**existing, "text": "", **times(deleted_at=at)}
+        self._journal.write(
+            Op("messages", "replace_one", {"_id": existing["_id"]}, doc), ("message", key, doc)
+        )
+
+    def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]:
+        if not message_ids:
+            return {}
+
+        async def find(db):
+            query = {"workspace": workspace, "channel": channel, "message_id": {"$in": list(message_ids)}}
+            return await db["messages"].find(query).to_list()
+
+        out = {}
+        for d in self._rt.run(find):
+            ts = time_of(d, "ts")
+            assert ts is not None
+            out[d["message_id"]] = Source(
+                d["message_id"],
+                d["author_id"],
+                d["author_name"],
+                ts,
+                d["permalink"],
+                time_of(d, "deleted_at"),
+            )
+        return out
+
+    def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
+        """Stored, not deleted messages of a channel in message-id order, after ``after``."""
+
+        async def find(db):
+            query = {
+                "workspace": workspace,
+                "channel": channel,
+                "message_id": {"$gt": after},
+                "deleted_at": None,
+            }
+            return await db["messages"].find(query).sort("message_id", ASCENDING).limit(limit).to_list()
+
+        return [_message(d) for d in self._rt.run(find)]
+
+    def author_names(self, workspace: str) -> frozenset[str]:
+        query = {"workspace": workspace, "author_name": {"$ne": ""}}
+        names = {n.lower() for n in self._rt.run(lambda db: db["messages"].distinct("author_name", query))}
+        # A first message from someone, stored earlier in the open transaction, counts too.
+        names |= {
+            doc["author_name"].lower()
+            for (ws, _, _), doc in self._journal.pending_items("message")
+            if ws == workspace and doc["author_name"]
+        }
+        return frozenset(names)
+
+    def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]:
+        async def find(db):
+            cursor = db["messages"].find(
+                {"workspace": workspace, "author_id": author_id}, {"channel": 1, "message_id": 1}
+            )
+            return await cursor.sort([("channel", ASCENDING), ("message_id", ASCENDING)]).to_list()
+
+        return [(d["channel"], d["message_id"]) for d in self._rt.run(find)]
+
+    def erase_author(self, workspace: str, author_id: str, at: datetime) -> None:
+        query = {"workspace": workspace, "author_id": author_id}
+        for existing in self._rt.run(lambda db: db["messages"].find(query).to_list()):
+            doc = {**existing, "text": "", "author_name": "", "content_hash": ""}
+            if existing.get("deleted_at") is None:
+                doc.update(times(deleted_at=at))
+            key = (workspace, existing["channel"], existing["message_id"])
+            self._journal.write(
+                Op("messages", "replace_one", {"_id": existing["_id"]}, doc), ("message", key, doc)
+            )

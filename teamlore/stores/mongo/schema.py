@@ -1,0 +1,71 @@
+"""The MongoDB collections, their indexes and the schema version, created by the code on start.
+
+    channels       one per (workspace, channel)                      unique (workspace, channel)
+    messages       one per (workspace, channel, message_id)          unique identity; (workspace,
+                                                                     author_id); (workspace, author_name)
+    audit_log      _id = sequence number, append-only                (fact_ids) multikey
+    review_items   _id = number from counters; open_key is           unique open_key;
+                   "older<US>newer" while open, "#<id>" once closed  (workspace, channel, status)
+    tombstones     one per (workspace, channel, content_hash)        unique identity
+    pages          _id = page id; current_version; tokens[v-1] =     (workspace, channel, slug)
+                   the _id of version v in page_versions
+    page_versions  _id = a token written before the page points       (page_id, version)
+                   at it (a save that dies leaves an unreferenced one)
+    page_routes    the routing index: (page, section, fact)          unique (page_id, section_key,
+                                                                     fact_id); (fact_id)
+    counters       _id = name; value ($inc)
+    meta           _id = "schema"; version
+
+Times are BSON datetimes (UTC, milliseconds) with the sub-millisecond rest in a ``<name>_us``
+field beside them, so a time reads back exactly as written (see ``codec``).
+"""
+
+from __future__ import annotations
+
+from pymongo import ASCENDING, IndexModel
+from pymongo.asynchronous.database import AsyncDatabase
+
+from teamlore.errors import BackendUnavailable
+
+SCHEMA_VERSION = 1
+
+INDEXES: dict[str, list[IndexModel]] = {
+    "channels": [IndexModel([("workspace", ASCENDING), ("channel", ASCENDING)], unique=True)],
+    "messages": [
+        IndexModel(
+            [("workspace", ASCENDING), ("channel", ASCENDING), ("message_id", ASCENDING)], unique=True
+        ),
+        IndexModel([("workspace", ASCENDING), ("author_id", ASCENDING)]),
+        IndexModel([("workspace", ASCENDING), ("author_name", ASCENDING)]),
+    ],
+    "audit_log": [IndexModel([("fact_ids", ASCENDING)])],
+    "review_items": [
+        IndexModel([("open_key", ASCENDING)], unique=True),
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("status", ASCENDING)]),
+    ],
+    "tombstones": [
+        IndexModel(
+            [("workspace", ASCENDING), ("channel", ASCENDING), ("content_hash", ASCENDING)], unique=True
+        )
+    ],
+    "pages": [IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("slug", ASCENDING)])],
+    "page_versions": [IndexModel([("page_id", ASCENDING), ("version", ASCENDING)])],
+    "page_routes": [
+        IndexModel([("page_id", ASCENDING), ("section_key", ASCENDING), ("fact_id", ASCENDING)], unique=True),
+        IndexModel([("fact_id", ASCENDING)]),
+    ],
+}
+
+
+async def ensure_schema(db: AsyncDatabase) -> None:
+    """Create the indexes (idempotent) and check, or write, the schema version marker."""
+    for collection, indexes in INDEXES.items():
+        await db[collection].create_indexes(indexes)
+    await db["meta"].update_one({"_id": "schema"}, {"$setOnInsert": {"version": SCHEMA_VERSION}}, upsert=True)
+    marker = await db["meta"].find_one({"_id": "schema"})
+    found = None if marker is None else marker.get("version")
+    if found != SCHEMA_VERSION:
+        raise BackendUnavailable(
+            f"MongoDB database {db.name} has schema version {found}, this Teamlore expects "
+            f"{SCHEMA_VERSION}; use a new TEAMLORE_MONGO_DB or migrate it"
+        )
