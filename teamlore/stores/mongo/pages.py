@@ -81,8 +81,10 @@ class MongoPageStore:
         ids = list(fact_ids)
         if not ids:
             return set()
+        # find, not distinct: nx-27017 ignores a distinct's filter when it holds $in.
         query = {"page_id": page_id, "fact_id": {"$in": ids}}
-        return set(self._rt.run(lambda db: db["page_routes"].distinct("section_key", query)))
+        rows = self._rt.run(lambda db: db["page_routes"].find(query, {"section_key": 1}).to_list())
+        return {r["section_key"] for r in rows}
 
     def current(self, page_id: str) -> PageVersion | None:
         doc = self._page_doc(page_id)
@@ -159,7 +161,8 @@ class MongoPageStore:
             return []
 
         async def routes_of_touched(db) -> dict[str, set[str]]:
-            touched = await db["page_routes"].distinct("page_id", {"fact_id": {"$in": ids}})
+            hits = await db["page_routes"].find({"fact_id": {"$in": ids}}, {"page_id": 1}).to_list()
+            touched = sorted({h["page_id"] for h in hits})
             rows = (
                 await db["page_routes"]
                 .find({"page_id": {"$in": touched}}, {"page_id": 1, "fact_id": 1})
