@@ -8,6 +8,7 @@
     +-- ConfigurationError        a setting that is missing or inconsistent
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
+    |   +-- StoreUnreachable      a server store did not answer at all: retry the whole batch later
     +-- NotFound                  an id that names nothing in the given scope
 
 Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
@@ -46,6 +47,10 @@ class BackendUnavailable(TeamloreError):
 
 class EmbedderUnavailable(BackendUnavailable):
     """The embedder could not produce vectors."""
+
+
+class StoreUnreachable(BackendUnavailable):
+    """A server store did not answer: no event is at fault, so none is recorded as failed."""
 
 
 class NotFound(TeamloreError):

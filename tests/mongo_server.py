@@ -25,10 +25,12 @@ def nx_executable() -> str:
 
 
 class OwnMongo:
-    """``nx-27017 --db memory -p PORT``; pid and log files in ``folder``, never the defaults in /tmp."""
+    """``nx-27017 --db memory -p PORT``; pid and log files in ``folder``, never the defaults in /tmp.
+    ``durable`` keeps the data in a file in ``folder`` instead, so a restart finds it again."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, durable: bool = False) -> None:
         self.folder, self.port = folder, free_port()
+        self.db = str(folder / "nx.sqlite3") if durable else "memory"
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -37,7 +39,7 @@ class OwnMongo:
 
     def start(self) -> OwnMongo:
         self.folder.mkdir(parents=True, exist_ok=True)
-        args = [nx_executable(), "--db", "memory", "-p", str(self.port), "--host", "127.0.0.1"]
+        args = [nx_executable(), "--db", self.db, "-p", str(self.port), "--host", "127.0.0.1"]
         args += ["--pid-file", str(self.folder / "nx.pid"), "--log-file", str(self.folder / "nx.log")]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until_answers(self.url, self.proc)

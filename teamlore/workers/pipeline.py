@@ -26,7 +26,7 @@ from teamlore.domain import (
     message_hash,
 )
 from teamlore.embedding import CachedEmbedder
-from teamlore.errors import TeamloreError
+from teamlore.errors import StoreUnreachable, TeamloreError
 from teamlore.extraction import Extractor
 from teamlore.stores.protocols import FactBackend, MessageStore, ReviewQueue, Tombstones
 from teamlore.workers import lifecycle, mutations
@@ -155,6 +155,8 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
                 results.append(result)
+            except StoreUnreachable:
+                raise  # no event is at fault: the whole batch stays queued for a retry
             except TeamloreError as exc:
                 log.warning("event %s/%s failed: %s", event.channel, event.message_id, exc)
                 results.append(IngestResult(event, Outcome.FAILED, error=str(exc)))

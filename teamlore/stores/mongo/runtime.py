@@ -24,7 +24,7 @@ from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import ConnectionFailure, PyMongoError
 
-from teamlore.errors import BackendUnavailable
+from teamlore.errors import BackendUnavailable, StoreUnreachable
 
 T = TypeVar("T")
 Work = Callable[[AsyncDatabase], Awaitable[T]]
@@ -60,13 +60,13 @@ class MongoRuntime:
             return future.result(timeout=self.timeout_s * 4 + 30)
         except FutureTimeout:
             future.cancel()
-            raise BackendUnavailable(self._down("no answer")) from None
+            raise StoreUnreachable(self._down("no answer")) from None
 
     async def _translated(self, coro: Awaitable[T]) -> T:
         try:
             return await coro
         except ConnectionFailure as exc:
-            raise BackendUnavailable(self._down(type(exc).__name__)) from exc
+            raise StoreUnreachable(self._down(type(exc).__name__)) from exc
         except PyMongoError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise BackendUnavailable(
@@ -107,16 +107,25 @@ class MongoRuntime:
             db = client.get_database(self.database, codec_options=CodecOptions(tz_aware=True, tzinfo=UTC))
             return client, db
 
+        client, db = self._submit(loop, connect())
         try:
-            client, db = self._submit(loop, connect())
             if self._setup is not None:
                 self._submit(loop, self._setup(db))
         except BaseException:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=5)
+            self._stop(loop, thread, client)
             raise
         self._client, self._db = client, db
         self._loop, self._thread, self._pid = loop, thread, os.getpid()
+
+    def _stop(
+        self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None, client: AsyncMongoClient | None
+    ) -> None:
+        if client is not None:
+            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=self.timeout_s + 5)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=5)
+        loop.close()
 
     def close(self) -> None:
         with self._lock:
@@ -124,9 +133,4 @@ class MongoRuntime:
             self._loop = self._client = self._db = self._thread = None
             if loop is None or self._pid != os.getpid():
                 return
-        if client is not None:
-            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=self.timeout_s + 5)
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(timeout=5)
-        loop.close()
+        self._stop(loop, thread, client)

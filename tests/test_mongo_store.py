@@ -1,0 +1,214 @@
+"""The MongoDB configuration as a whole: outages, at-least-once delivery across the two stores,
+the schema it creates, erasure, and a client per forked worker."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from pymongo import MongoClient
+from pymongo.errors import DuplicateKeyError
+
+from teamlore.app import Teamlore
+from teamlore.config import Settings
+from teamlore.domain import Scope
+from teamlore.errors import BackendUnavailable, StoreUnreachable, TeamloreError
+from teamlore.workers.pipeline import Outcome
+
+from .conftest import STORE_KINDS, WS, event
+from .helpers import put
+from .mongo_server import OwnMongo, drop_database, fresh_database
+from .redis_server import free_port
+
+DEAD = "mongodb://127.0.0.1:{port}/?directConnection=true"
+
+
+@pytest.fixture(params=[k for k in STORE_KINDS if k != "embedded"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def raw(mongo_url):
+    client: MongoClient = MongoClient(mongo_url, serverSelectionTimeoutMS=5000)
+    yield client
+    client.close()
+
+
+def _database(lore: Teamlore) -> str:
+    return lore.settings.mongo_db
+
+
+def test_an_unreachable_mongodb_is_a_one_line_error_within_its_timeout(tmp_path, embedder):
+    settings = Settings(
+        data_dir=tmp_path, mongo_url=DEAD.format(port=free_port()), mongo_timeout_s=0.5, _env_file=None
+    )
+    started = time.monotonic()
+    with pytest.raises(StoreUnreachable) as caught:
+        Teamlore(settings, embedder=embedder)
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert "\n" not in message and "TEAMLORE_MONGO_URL" in message and "unreachable" in message
+
+
+def test_the_cli_reports_an_unreachable_mongodb_in_one_line_and_exits_1(tmp_path):
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(tmp_path),
+        "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
+        "TEAMLORE_MONGO_TIMEOUT_S": "0.5",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "channels", "--workspace", WS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TEAMLORE_MONGO_URL" in lines[0], done.stderr
+
+
+def test_a_mongodb_that_goes_down_mid_import_leaves_the_batch_to_retry(tmp_path, embedder, clock):
+    server = OwnMongo(tmp_path / "nx", durable=True).start()
+    settings = Settings(data_dir=tmp_path / "s", mongo_url=server.url, mongo_timeout_s=1, _env_file=None)
+    lore = Teamlore(settings, embedder=embedder, clock=clock)
+    try:
+        assert put(lore, event("The billing cron runs at 02:00 UTC."))[0].outcome is Outcome.STORED
+        server.stop()
+        late = event("The search cluster is Elasticsearch 8.")
+        started = time.monotonic()
+        with pytest.raises(StoreUnreachable):
+            put(lore, late)  # raised, not recorded as a failed event: the queue keeps the batch
+        assert time.monotonic() - started < 15
+        server.start()  # the same port and data file
+        assert put(lore, late)[0].outcome is Outcome.STORED
+        listed = sorted(h.fact.statement for h in lore.reader.list(Scope(WS, ["C1"])).hits)
+        assert listed == ["The billing cron runs at 02:00 UTC.", "The search cluster is Elasticsearch 8."]
+    finally:
+        lore.close()
+        server.stop()
+
+
+def test_a_failed_event_leaves_no_message_behind_so_its_redelivery_is_applied(lore, monkeypatch, raw):
+    from teamlore.workers import mutations
+
+    real = mutations.create_or_revive
+
+    def failing(*args, **kwargs):
+        real(*args, **kwargs)  # the fact is written, then the event fails
+        raise TeamloreError("simulated failure after a partial write")
+
+    doomed = event("The staging database is PostgreSQL 16.")
+    monkeypatch.setattr(mutations, "create_or_revive", failing)
+    assert put(lore, doomed)[0].outcome is Outcome.FAILED
+    assert lore.stores.messages.get_message(WS, "C1", doomed.message_id) is None
+    assert raw[_database(lore)]["messages"].find_one({"message_id": doomed.message_id}) is None
+    assert raw[_database(lore)]["audit_log"].count_documents({}) == 0  # its audit event went too
+    monkeypatch.setattr(mutations, "create_or_revive", real)
+    redelivered = put(lore, doomed)[0]
+    assert redelivered.outcome is Outcome.STORED and len(redelivered.created) == 1
+    assert raw[_database(lore)]["messages"].find_one({"message_id": doomed.message_id})["text"] == doomed.text
+
+
+def test_writes_committed_before_a_crash_reach_mongodb_when_the_next_process_opens(
+    make_lore, monkeypatch, raw
+):
+    lore = make_lore("crash")
+    said = event("The release train leaves every second Thursday.")
+
+    def crash() -> int:
+        raise SystemExit("killed right after the SQLite commit")
+
+    monkeypatch.setattr(lore.stores.journal, "replay", crash)
+    with pytest.raises(SystemExit):
+        put(lore, said)
+    database = raw[_database(lore)]
+    assert database["messages"].find_one({"message_id": said.message_id}) is None
+    assert lore.stores.journal.backlog() > 0
+    monkeypatch.undo()
+
+    again = make_lore("crash")  # the next process on the same file and database
+    assert again.stores.journal.backlog() == 0
+    assert database["messages"].find_one({"message_id": said.message_id})["text"] == said.text
+    fact_id = again.reader.list(Scope(WS, ["C1"])).hits[0].fact.fact_id
+    assert [e.event for e in again.reader.history(fact_id, Scope(WS, ["C1"])).audit] == ["created"]
+    assert put(again, said)[0].outcome is Outcome.UNCHANGED  # a re-delivery changes nothing
+
+
+def test_the_indexes_refuse_a_second_copy_of_an_identity(lore, raw):
+    put(lore, event("The billing cron runs at 02:00 UTC.", message_id="9.1"))
+    messages = raw[_database(lore)]["messages"]
+    copy = {k: v for k, v in messages.find_one({"message_id": "9.1"}).items() if k != "_id"}
+    with pytest.raises(DuplicateKeyError):
+        messages.insert_one(copy)
+    page_versions = raw[_database(lore)]["page_versions"].index_information()
+    keyed = [info["key"] for info in page_versions.values()]
+    assert [("page_id", 1), ("version", 1)] in [list(k) for k in keyed]
+
+
+def test_a_database_written_by_another_schema_version_is_refused(make_lore, raw):
+    lore = make_lore("old")
+    raw[_database(lore)]["meta"].update_one({"_id": "schema"}, {"$set": {"version": 99}})
+    lore.close()
+    with pytest.raises(BackendUnavailable, match="schema version 99"):
+        make_lore("old")
+
+
+def test_erasure_removes_a_persons_text_from_mongodb_and_keeps_the_log(lore, raw):
+    put(lore, event("The Zanzibar project codename is Marigold.", author_id="UZED", author_name="zed"))
+    put(lore, event("The office lease ends in December.", author_id="U1"))
+    lore.wiki.flush(everything=True)
+    database = raw[_database(lore)]
+    assert "Marigold" in str(list(database["page_versions"].find()))  # control: the wiki showed it
+    events_before = database["audit_log"].count_documents({})
+    report = lore.erase_author(WS, "UZED", actor="dpo")
+    lore.wiki.flush(everything=True)
+    assert report.messages == 1 and len(report.facts_erased) == 1
+    zed = database["messages"].find_one({"author_id": "UZED"})
+    assert (zed["text"], zed["author_name"], zed["content_hash"]) == ("", "", "")
+    assert zed["deleted_at"] is not None
+    assert database["messages"].find_one({"author_id": "U1"})["text"] == "The office lease ends in December."
+    assert database["audit_log"].count_documents({}) > events_before
+    assert database["audit_log"].find_one(sort=[("_id", -1)])["event"] == "erased"
+    assert "Marigold" not in str(list(database["page_versions"].find()))
+    assert "Marigold" not in str(list(database["pages"].find()))
+
+
+def _use_in_child(lore: Teamlore, queue) -> None:
+    put(lore, event("The child worker stores this.", channel="CKID"))
+    queue.put(
+        ([c.channel for c in lore.stores.messages.channels(WS)], lore.stores.runtime._pid == os.getpid())
+    )
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # 3.12+: fork() with threads running
+def test_a_forked_worker_opens_its_own_client_and_the_parent_keeps_its_own(lore):
+    put(lore, event("The parent stores this first.", channel="CDAD"))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_use_in_child, args=(lore, queue))
+    child.start()
+    channels, own_client = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and own_client
+    assert sorted(channels) == ["CDAD", "CKID"]
+    put(lore, event("The parent goes on after the fork.", channel="CDAD"))
+    assert sorted(c.channel for c in lore.stores.messages.channels(WS)) == ["CDAD", "CKID"]
+
+
+def test_a_private_database_is_dropped_by_the_helper(mongo_url):
+    # The fixtures leave nothing behind on a shared server.
+    name = fresh_database()
+    client: MongoClient = MongoClient(mongo_url, serverSelectionTimeoutMS=5000)
+    try:
+        client[name]["x"].insert_one({"a": 1})
+        drop_database(mongo_url, name)
+        assert name not in client.list_database_names()
+    finally:
+        client.close()
