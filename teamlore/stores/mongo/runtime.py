@@ -118,7 +118,10 @@ class MongoRuntime:
         self._loop, self._thread, self._pid = loop, thread, os.getpid()
 
     def _stop(
-        self, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None, client: AsyncMongoClient | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        thread: threading.Thread | None,
+        client: AsyncMongoClient | None,
     ) -> None:
         if client is not None:
             asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=self.timeout_s + 5)
