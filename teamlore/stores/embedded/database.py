@@ -113,6 +113,11 @@ CREATE TABLE IF NOT EXISTS dirty_facts (
 );
 INSERT OR IGNORE INTO counters VALUES ('dirty_seq', 0);
 
+CREATE TABLE IF NOT EXISTS api_tokens (
+    token_id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, workspace TEXT NOT NULL,
+    channels TEXT NOT NULL, secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER
+);
+
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -123,6 +128,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
 CREATE TABLE IF NOT EXISTS audit_fact (
     fact_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (fact_id, seq)
 );
+CREATE INDEX IF NOT EXISTS audit_log_by_channel ON audit_log (workspace, channel, at);
 CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log
     BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
