@@ -162,6 +162,23 @@ class Tombstones(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a channel's backfill stopped: the platform's own cursor, and whether it finished."""
+
+    cursor: str
+    done: bool
+    fetched: int
+
+
+class CheckpointStore(Protocol):
+    def get(self, platform: str, workspace: str, channel: str) -> Checkpoint | None: ...
+
+    def put(
+        self, platform: str, workspace: str, channel: str, checkpoint: Checkpoint, at: datetime
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class TokenRecord:
     """An API token as stored: never the secret, only its SHA-256."""
 
