@@ -50,7 +50,7 @@ def check_data_dir(settings: Settings) -> Check:
     return Check("data folder", True, f"{folder.resolve()} is writable")
 
 
-def check_embedded_store(settings: Settings) -> Check:
+def check_store(settings: Settings) -> Check:
     from teamlore.stores.embedded.database import Database
 
     try:
@@ -137,7 +137,7 @@ def check_spool(settings: Settings) -> Check:
     return Check("producer spool", True, "empty")
 
 
-def check_env_file(settings: Settings) -> Check:
+def check_environment(settings: Settings) -> Check:
     unknown = sorted(
         k
         for k in os.environ
@@ -157,14 +157,31 @@ def check_env_file(settings: Settings) -> Check:
 
 
 CHECKS: list[CheckFn] = [
-    check_env_file,
+    check_environment,
     check_data_dir,
-    check_embedded_store,
+    check_store,
     check_embedder,
     check_redis,
     check_workers,
     check_spool,
 ]
+
+
+def check_ids() -> list[str]:
+    """What ``--only`` accepts: each check's short name (``check_redis`` -> ``redis``)."""
+    return [fn.__name__.removeprefix("check_") for fn in CHECKS]
+
+
+def select(only: list[str] | None) -> list[CheckFn] | None:
+    if not only:
+        return None
+    known = dict(zip(check_ids(), CHECKS, strict=True))
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        from teamlore.errors import InvalidInput
+
+        raise InvalidInput(f"unknown check {', '.join(unknown)}; choose from {', '.join(known)}")
+    return [known[name] for name in only]
 
 
 def run_checks(settings: Settings | None = None, checks: list[CheckFn] | None = None) -> list[Check]:

@@ -82,11 +82,16 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
     return 0
 
 
-def doctor(as_json: JsonFlag = False) -> int:
+def doctor(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this check (repeat); e.g. redis, workers.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> int:
     """Check the configuration and every configured service; say what is wrong and how to fix it."""
-    from teamlore.doctor import run_checks
+    from teamlore.doctor import run_checks, select
 
-    checks = run_checks()
+    checks = run_checks(checks=select(only))
     if as_json:
         emit_json(
             [
