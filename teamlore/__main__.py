@@ -1,0 +1,5 @@
+"""``python -m teamlore`` runs the ``teamlore`` command."""
+
+from teamlore.cli import main
+
+main()
