@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,6 +284,15 @@ def test_a_private_channels_fact_never_reaches_a_token_without_that_channel(publ
     assert hits[0]["text"] == PRIVATE_STATEMENT and hits[0]["channel"] == LEAD
     assert lead.data("get_fact_history", fact_id=acme.private_fact)["versions"]
     assert LEAD in json.dumps(lead.data("recent_activity", limit=500))
+
+
+def test_concurrent_callers_each_read_with_their_own_grant(eng, lead):
+    # Over HTTP both sessions share one server process: each call must see its own token.
+    with ThreadPoolExecutor(8) as pool:
+        calls = [(session, pool.submit(session.data, "list_pages")) for session in [eng, lead] * 6]
+    for who, call in calls:
+        channels = {page["channel"] for page in call.result()["pages"]}
+        assert channels == ({ENG} if who is eng else {ENG, LEAD})
 
 
 # ---- what the tools answer ----
