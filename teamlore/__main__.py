@@ -1,5 +1,3 @@
-"""``python -m teamlore`` runs the ``teamlore`` command."""
-
 from teamlore.cli import main
 
 main()
