@@ -47,6 +47,12 @@ class Settings(BaseSettings):
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."
     )
 
+    mcp_token: str = Field(
+        "",
+        description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "
+        "request brings its own (Authorization: Bearer).",
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"
