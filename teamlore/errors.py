@@ -10,6 +10,8 @@
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
     |   +-- StoreUnreachable      a server store did not answer at all: retry the whole batch later
     +-- NotFound                  an id that names nothing in the given scope
+    +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
+    +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
 
 Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
 """
@@ -55,3 +57,11 @@ class StoreUnreachable(BackendUnavailable):
 
 class NotFound(TeamloreError):
     """An id that names nothing visible in the given scope."""
+
+
+class Unauthorized(TeamloreError):
+    """No credentials, or credentials that name no live token."""
+
+
+class Forbidden(TeamloreError):
+    """Valid credentials asking for a channel or an action outside their grant."""

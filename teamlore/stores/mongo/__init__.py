@@ -1,6 +1,7 @@
 """The server configuration's MongoDB half: messages, channels, the audit log, review items,
-tombstones, pages, page versions and the routing index. Facts, their vectors and the embedding
-cache stay in the SQLite file (Weaviate later); the dirty set stays embedded or on Redis."""
+tombstones, pages, page versions and the routing index. Facts, their vectors, the embedding
+cache, the ledger of applied events, API tokens and backfill checkpoints stay in the SQLite file
+(facts move to Weaviate later); the dirty set stays embedded or on Redis."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
-from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache
+from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedEventLedger
+from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet
 from teamlore.stores.mongo.audit import MongoAuditLog
 from teamlore.stores.mongo.journal import WriteJournal
@@ -41,6 +43,10 @@ class MongoStores:
             self.tombstones = MongoTombstones(self.runtime, self.journal)
             self.pages = MongoPageStore(self.runtime, self.journal)
             self.dirty = EmbeddedDirtySet(self.db)
+            # Beside the facts on purpose: the ledger of applied events commits with them.
+            self.ledger = EmbeddedEventLedger(self.db)
+            self.tokens = EmbeddedTokenStore(self.db)
+            self.checkpoints = EmbeddedCheckpointStore(self.db)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
         except BaseException:
