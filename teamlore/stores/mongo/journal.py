@@ -28,7 +28,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Hashable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pymongo.asynchronous.database import AsyncDatabase
@@ -42,11 +42,13 @@ OUTBOX = "CREATE TABLE IF NOT EXISTS mongo_outbox (seq INTEGER PRIMARY KEY AUTOI
 MISSING: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
-    op: Op | None
-    # What a read inside the transaction should see: (namespace, key, value).
-    overlay: tuple[str, Hashable, object] | None
+@dataclass(slots=True)
+class Level:
+    """What one transaction level (the outermost, or a savepoint) holds."""
+
+    ops: list[Op] = field(default_factory=list)
+    # What a read inside the transaction should see: (namespace, key) -> value.
+    overlay: dict[tuple[str, Hashable], object] = field(default_factory=dict)
 
 
 class WriteJournal:
@@ -57,7 +59,7 @@ class WriteJournal:
         db.listener = self
 
     @property
-    def _levels(self) -> list[list[Held]]:
+    def _levels(self) -> list[Level]:
         levels = getattr(self._local, "levels", None)
         if levels is None:
             levels = self._local.levels = []
@@ -67,27 +69,31 @@ class WriteJournal:
         """Hold ``op`` until the enclosing transaction commits (open one if there is none).
         ``op`` None records only an overlay (a value a read in this transaction must see)."""
         with self._db.transaction():
-            self._levels[-1].append(Held(op, overlay))
+            level = self._levels[-1]
+            if op is not None:
+                level.ops.append(op)
+            if overlay is not None:
+                level.overlay[overlay[:2]] = overlay[2]
 
     def pending(self, namespace: str, key: Hashable) -> Any:
         """The latest held value for ``key`` in this thread's open transaction, else MISSING."""
         for level in reversed(self._levels):
-            for held in reversed(level):
-                if held.overlay is not None and held.overlay[:2] == (namespace, key):
-                    return held.overlay[2]
+            found = level.overlay.get((namespace, key), MISSING)
+            if found is not MISSING:
+                return found
         return MISSING
 
     def pending_items(self, namespace: str) -> Iterator[tuple[Hashable, object]]:
+        merged: dict[tuple[str, Hashable], object] = {}
         for level in self._levels:
-            for held in level:
-                if held.overlay is not None and held.overlay[0] == namespace:
-                    yield held.overlay[1], held.overlay[2]
+            merged.update(level.overlay)
+        return ((key, value) for (ns, key), value in merged.items() if ns == namespace)
 
     # ---- the SQLite transaction's boundaries (TransactionListener) ----
 
     def begun(self, depth: int) -> None:
         del self._levels[depth:]
-        self._levels.append([])
+        self._levels.append(Level())
         if depth == 0:
             self._drain(self._db.conn)
 
@@ -98,10 +104,11 @@ class WriteJournal:
         levels = self._levels
         if len(levels) > depth:
             inner = levels.pop()
-            levels[depth - 1].extend(inner)
+            levels[depth - 1].ops.extend(inner.ops)
+            levels[depth - 1].overlay.update(inner.overlay)
 
     def before_commit(self, conn: sqlite3.Connection) -> None:
-        ops = [h.op for h in (self._levels[0] if self._levels else []) if h.op is not None]
+        ops = self._levels[0].ops if self._levels else []
         conn.executemany("INSERT INTO mongo_outbox (op) VALUES (?)", [(op.encode(),) for op in ops])
         self._local.wrote = bool(ops)
 
