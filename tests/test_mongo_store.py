@@ -213,3 +213,60 @@ def test_a_private_database_is_dropped_by_the_helper(mongo_url):
         assert name not in client.list_database_names()
     finally:
         client.close()
+
+
+def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when_back(tmp_path):
+    from teamlore.workers.producer import Producer
+
+    from .redis_server import OwnRedis
+
+    broker = OwnRedis(tmp_path / "redis").start()
+    server = OwnMongo(tmp_path / "nx", durable=True).start()
+    database, data_dir, log = fresh_database(), tmp_path / "data", tmp_path / "worker.log"
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_MONGO_URL": server.url,
+        "TEAMLORE_MONGO_DB": database,
+        "TEAMLORE_MONGO_TIMEOUT_S": "1",
+    }
+    with log.open("ab") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(lambda: "ready" in log.read_text(errors="replace"), worker, log)
+        server.stop()
+        said = event("The staging database is PostgreSQL 16.")
+        producer = Producer(Settings(data_dir=data_dir, redis_url=broker.url, _env_file=None))
+        assert producer.enqueue([said]).sent == 1
+        _wait_for(lambda: log.read_text(errors="replace").count("Retry in") >= 2, worker, log)
+        assert "TEAMLORE_MONGO_URL" in log.read_text(errors="replace")  # says what to check
+        server.start()
+        client: MongoClient = MongoClient(server.url, serverSelectionTimeoutMS=5000)
+        try:
+            stored = client[database]["messages"]
+            _wait_for(lambda: stored.find_one({"message_id": said.message_id}) is not None, worker, log)
+        finally:
+            client.close()
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, 15)
+            worker.wait(timeout=60)
+        server.stop()
+        broker.stop()
+
+
+def _wait_for(predicate, worker: subprocess.Popen, log, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        assert worker.poll() is None, log.read_text(errors="replace")
+        time.sleep(0.2)
+    raise AssertionError(f"timed out:\n{log.read_text(errors='replace')[-3000:]}")

@@ -13,7 +13,7 @@ from celery import shared_task
 from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.domain import parse_event
-from teamlore.errors import InvalidInput
+from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,16 @@ def _lore() -> Teamlore:
     return Teamlore(Settings())
 
 
-@shared_task(name="teamlore.ingest")
+# A store that does not answer is no fault of the batch: retry it (a new message on the queue),
+# forever, backing off to a minute, instead of acknowledging it as failed.
+@shared_task(
+    name="teamlore.ingest",
+    autoretry_for=(StoreUnreachable,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=False,
+    max_retries=None,
+)
 def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
     """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing)."""
     lore = _lore()
