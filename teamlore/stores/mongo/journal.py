@@ -24,15 +24,16 @@ pipeline makes in the same transaction (``pending``); list reads see what MongoD
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pymongo import DeleteMany, InsertOne, ReplaceOne, UpdateMany, UpdateOne
+from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError
 
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.mongo.codec import Op
@@ -40,6 +41,7 @@ from teamlore.stores.mongo.runtime import MongoRuntime
 
 OUTBOX = "CREATE TABLE IF NOT EXISTS mongo_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, op BLOB NOT NULL)"
 MISSING: Any = object()
+DUPLICATE_KEY = 11000
 
 
 @dataclass(slots=True)
@@ -74,6 +76,12 @@ class WriteJournal:
                 level.ops.append(op)
             if overlay is not None:
                 level.overlay[overlay[:2]] = overlay[2]
+
+    def remember(self, namespace: str, key: Hashable, value: object) -> None:
+        """Keep what a read inside a transaction found, for later reads in it: MongoDB cannot
+        change meanwhile, as every write to it waits for SQLite's write lock, held here."""
+        if self._levels:
+            self._levels[-1].overlay[(namespace, key)] = value
 
     def pending(self, namespace: str, key: Hashable) -> Any:
         """The latest held value for ``key`` in this thread's open transaction, else MISSING."""
@@ -146,24 +154,49 @@ class WriteJournal:
         return int(self._db.conn.execute("SELECT count(*) FROM mongo_outbox").fetchone()[0])
 
 
+# Writes go in ordered bulks, one collection at a time: documents of different collections do
+# not depend on each other, and within a collection the commit order is kept.
+BULK = 1000
+
+
 async def _apply(db: AsyncDatabase, ops: list[Op]) -> None:
+    by_collection: dict[str, list[Op]] = {}
     for op in ops:
-        collection = db[op.collection]
-        if op.kind == "insert_one":
-            # A duplicate is this row applied before (a replay), or another writer's same row.
-            with contextlib.suppress(DuplicateKeyError):
-                await collection.insert_one(dict(op.update))
-        elif op.kind == "update_one":
-            try:
-                await collection.update_one(op.filter, op.update, upsert=op.upsert)
-            except DuplicateKeyError:
+        by_collection.setdefault(op.collection, []).append(op)
+    for name, group in by_collection.items():
+        for start in range(0, len(group), BULK):
+            await _bulk(db[name], group[start : start + BULK])
+
+
+async def _bulk(collection: AsyncCollection, ops: list[Op]) -> None:
+    start = 0
+    while start < len(ops):
+        try:
+            await collection.bulk_write([_request(op) for op in ops[start:]], ordered=True)
+            return
+        except BulkWriteError as exc:
+            error = exc.details["writeErrors"][0]
+            failed = start + error["index"]
+            if error.get("code") != DUPLICATE_KEY:
+                raise
+            op = ops[failed]
+            if op.kind == "update_one":
                 # Two upserts raced to insert; the document exists now, so update it.
                 await collection.update_one(op.filter, op.update)
-        elif op.kind == "replace_one":
-            await collection.replace_one(op.filter, op.update)
-        elif op.kind == "update_many":
-            await collection.update_many(op.filter, op.update)
-        elif op.kind == "delete_many":
-            await collection.delete_many(op.filter)
-        else:
-            raise ValueError(f"unknown write kind {op.kind!r}")
+            # An insert that meets its earlier copy: applied before (a replay), or another
+            # writer's same row. Either way it is done; go on after it.
+            start = failed + 1
+
+
+def _request(op: Op) -> InsertOne | ReplaceOne | UpdateOne | UpdateMany | DeleteMany:
+    if op.kind == "insert_one":
+        return InsertOne(dict(op.update))
+    if op.kind == "replace_one":
+        return ReplaceOne(op.filter, op.update)
+    if op.kind == "update_one":
+        return UpdateOne(op.filter, op.update, upsert=op.upsert)
+    if op.kind == "update_many":
+        return UpdateMany(op.filter, op.update)
+    if op.kind == "delete_many":
+        return DeleteMany(op.filter)
+    raise ValueError(f"unknown write kind {op.kind!r}")

@@ -85,7 +85,9 @@ class MongoMessageStore:
         held = self._journal.pending("message", (workspace, channel, message_id))
         if held is not MISSING:
             return held
-        return self._rt.run(lambda db: db["messages"].find_one(_key(workspace, channel, message_id)))
+        found = self._rt.run(lambda db: db["messages"].find_one(_key(workspace, channel, message_id)))
+        self._journal.remember("message", (workspace, channel, message_id), found)
+        return found
 
     def get_message(self, workspace: str, channel: str, message_id: str) -> Message | None:
         doc = self._doc(workspace, channel, message_id)

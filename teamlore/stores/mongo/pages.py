@@ -46,9 +46,18 @@ class MongoPageStore:
             self._journal.write(
                 Op("pages", "update_one", {"_id": page.page_id}, {"$setOnInsert": new_page}, upsert=True)
             )
-            route = {"page_id": page.page_id, "section_key": r.section_key, "fact_id": fact_id}
-            placed = {"section_title": r.section_title, "section_order": r.order}
-            self._journal.write(Op("page_routes", "update_one", route, {"$setOnInsert": placed}, upsert=True))
+            # Keyed by its identity, so a route recorded again is a cheap upsert on _id.
+            route_id = f"{page.page_id}\x1f{r.section_key}\x1f{fact_id}"
+            route = {
+                "page_id": page.page_id,
+                "section_key": r.section_key,
+                "fact_id": fact_id,
+                "section_title": r.section_title,
+                "section_order": r.order,
+            }
+            self._journal.write(
+                Op("page_routes", "update_one", {"_id": route_id}, {"$setOnInsert": route}, upsert=True)
+            )
 
     def _page_doc(self, page_id: str) -> dict[str, Any] | None:
         return self._rt.run(lambda db: db["pages"].find_one({"_id": page_id}))

@@ -12,8 +12,8 @@
                    the _id of version v in page_versions
     page_versions  _id = a token written before the page points       (page_id, version)
                    at it (a save that dies leaves an unreferenced one)
-    page_routes    the routing index: (page, section, fact)          unique (page_id, section_key,
-                                                                     fact_id); (fact_id)
+    page_routes    the routing index; _id = "page<US>section<US>fact"  unique (page_id, section_key,
+                   (an upsert on _id is cheap)                       fact_id); (fact_id)
     counters       _id = name; value ($inc)
     meta           _id = "schema"; version
 
