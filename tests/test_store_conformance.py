@@ -177,6 +177,7 @@ def test_erasing_an_author_blanks_their_messages_only(stores):
 
 def test_a_transaction_sees_its_own_message_writes_and_a_rolled_back_savepoint_leaves_none(stores):
     with stores.transaction():
+        assert stores.messages.get_message("T1", "C1", "absent") is None
         stores.messages.put_message(msg("1", "kept"), recorded_at=T0)
         assert stores.messages.get_message("T1", "C1", "1").text == "kept"
         with pytest.raises(RuntimeError), stores.transaction(savepoint=True):

@@ -158,7 +158,7 @@ class MongoMessageStore:
         names |= {
             doc["author_name"].lower()
             for (ws, _, _), doc in self._journal.pending_items("message")
-            if ws == workspace and doc["author_name"]
+            if ws == workspace and doc is not None and doc["author_name"]
         }
         return frozenset(names)
 
