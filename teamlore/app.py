@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
@@ -17,6 +18,10 @@ from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps
+from teamlore.workers.resolver import HeuristicResolver, Resolver
+
+if TYPE_CHECKING:
+    from teamlore.llm.client import ModelClient
 
 
 class Teamlore:
@@ -35,15 +40,17 @@ class Teamlore:
         self.stores = EmbeddedStores(settings.db_path)
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
+        self.llm = self._model_client()
         self.pipeline = PipelineDeps(
             facts=self.stores.facts,
             messages=self.stores.messages,
             transaction=self.stores.transaction,
-            extractor=extractor or HeuristicExtractor(),
+            extractor=extractor or self._extractor(),
             embedder=self.embedder,
             clock=clock,
             review=self.stores.review,
             tombstones=self.stores.tombstones,
+            judge=self._judge_factory(),
         )
         self.reader = FactReader(
             self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock
@@ -64,13 +71,52 @@ class Teamlore:
             pages=self.stores.pages,
             dirty=RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else self.stores.dirty,
             reader=self.reader,
-            writer=writer or TemplateWriter(),
+            writer=writer or self._writer(),
             clock=clock,
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
         )
         self.pipeline.notify = self.wiki.note_changes
         self.review.notify = self.wiki.note_changes
+
+    def _model_client(self) -> ModelClient | None:
+        """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic
+        (and the ``openai`` package unimported)."""
+        if not self.settings.llm_base_url:
+            return None
+        from teamlore.llm.client import ModelClient
+
+        return ModelClient(self.settings, self.stores.spend)
+
+    def _extractor(self) -> Extractor:
+        if self.llm is None:
+            return HeuristicExtractor()
+        from teamlore.llm.extractor import ModelExtractor
+
+        s = self.settings
+        return ModelExtractor(
+            self.llm,
+            self.stores.model_cache,
+            HeuristicExtractor(),
+            s.llm_extract_batch_messages,
+            s.llm_extract_window_s,
+            s.llm_invalid_retries,
+        )
+
+    def _judge_factory(self) -> Callable[[HeuristicResolver], Resolver] | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.judge import ModelJudge
+
+        llm, cache, threshold = self.llm, self.stores.model_cache, self.settings.llm_judge_min_confidence
+        return lambda rules: ModelJudge(llm, rules, cache, threshold)
+
+    def _writer(self) -> PageWriter:
+        if self.llm is None:
+            return TemplateWriter()
+        from teamlore.llm.page_writer import ModelPageWriter
+
+        return ModelPageWriter(self.llm, TemplateWriter(), self.stores.model_cache)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(

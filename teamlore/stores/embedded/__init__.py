@@ -7,6 +7,7 @@ from pathlib import Path
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
 from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
@@ -25,6 +26,8 @@ class EmbeddedStores:
         self.tombstones = EmbeddedTombstones(self.db)
         self.pages = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
+        self.spend = EmbeddedSpendLedger(self.db)
+        self.model_cache = EmbeddedModelCache(self.db)
 
     def transaction(self, savepoint: bool = False):
         return self.db.transaction(savepoint)
