@@ -6,10 +6,14 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from teamlore.capabilities.access import Access
+from teamlore.capabilities.activity import Activity, recent_activity
+from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
 from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
+from teamlore.domain import ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
@@ -78,6 +82,18 @@ class Teamlore:
         )
         self.pipeline.notify = self.wiki.note_changes
         self.review.notify = self.wiki.note_changes
+        self.access = Access(
+            self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
+        )
+        self.composer: Composer | None = None  # None: the extractive composer
+
+    def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
+        return ask(self.reader, question, scope, view, k, self.composer)
+
+    def recent_activity(
+        self, scope: Scope, since: datetime | None = None, limit: int = 50
+    ) -> list[Activity]:
+        return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
 
     def _model_client(self) -> ModelClient | None:
         """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic

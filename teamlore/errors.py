@@ -11,6 +11,8 @@
     |   +-- ModelUnavailable      the language model endpoint failed after its retries
     +-- ModelOutputInvalid        a model answered, but not in the form asked (never stored)
     +-- NotFound                  an id that names nothing in the given scope
+    +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
+    +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
 
 Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
 """
@@ -60,3 +62,11 @@ class ModelOutputInvalid(TeamloreError):
 
 class NotFound(TeamloreError):
     """An id that names nothing visible in the given scope."""
+
+
+class Unauthorized(TeamloreError):
+    """No credentials, or credentials that name no live token."""
+
+
+class Forbidden(TeamloreError):
+    """Valid credentials asking for a channel or an action outside their grant."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from teamlore.capabilities.activity import Activity
+from teamlore.capabilities.answers import Answer
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
 from teamlore.domain import Fact, Source
 from teamlore.stores.protocols import AuditEvent, ReviewItem
@@ -136,4 +138,27 @@ def page_json(version: PageVersion) -> dict[str, object]:
         ],
         "facts_seen": list(version.facts_seen),
         "markdown": version.markdown,
+    }
+
+
+def answer_json(answer: Answer) -> dict[str, object]:
+    return {
+        "question": answer.question,
+        "answer": answer.text,
+        "known": answer.known,
+        "composer": answer.composer,
+        "note": answer.note,
+        "citations": [{"n": n, **fact_view_json(v)} for n, v in enumerate(answer.citations, start=1)],
+        "receipt": receipt_json(answer.receipt),
+    }
+
+
+def activity_json(activity: Activity) -> dict[str, object]:
+    return {
+        **audit_json(activity.event),
+        "channel": activity.event.channel,
+        "facts": [
+            {"fact_id": v.fact.fact_id, "text": v.fact.statement, "status": v.fact.status.value}
+            for v in activity.facts
+        ],
     }

@@ -19,7 +19,7 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import curation, production
+from teamlore.cli import asking, curation, production
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -32,6 +32,7 @@ from teamlore.cli.support import (
     out,
     parse_option_time,
 )
+from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
@@ -47,8 +48,10 @@ facts_app = typer.Typer(no_args_is_help=True, help="Show, add, correct facts; se
 app.add_typer(facts_app, name="facts")
 app.add_typer(curation.review_app, name="review")
 app.add_typer(pages_app, name="pages")
+app.add_typer(tokens_app, name="tokens")
 curation.register(app, facts_app)
 production.register(app)
+asking.register(app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
 

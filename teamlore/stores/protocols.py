@@ -131,6 +131,10 @@ class AuditLog(Protocol):
 
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]: ...
 
+    def recent(
+        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+    ) -> list[AuditEvent]: ...
+
 
 class ReviewQueue(Protocol):
     def open(
@@ -155,6 +159,47 @@ class Tombstones(Protocol):
     def add(self, workspace: str, channel: str, content_hash: str, reason: str, at: datetime) -> None: ...
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a channel's backfill stopped: the platform's own cursor, and whether it finished."""
+
+    cursor: str
+    done: bool
+    fetched: int
+
+
+class CheckpointStore(Protocol):
+    def get(self, platform: str, workspace: str, channel: str) -> Checkpoint | None: ...
+
+    def put(
+        self, platform: str, workspace: str, channel: str, checkpoint: Checkpoint, at: datetime
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """An API token as stored: never the secret, only its SHA-256."""
+
+    token_id: str
+    name: str
+    role: str  # reader | reviewer | admin
+    workspace: str
+    channels: tuple[str, ...]  # empty: every channel of the workspace
+    secret_sha256: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class TokenStore(Protocol):
+    def add(self, record: TokenRecord) -> None: ...
+
+    def get(self, token_id: str) -> TokenRecord | None: ...
+
+    def all(self, workspace: str | None = None) -> list[TokenRecord]: ...
+
+    def revoke(self, token_id: str, at: datetime) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

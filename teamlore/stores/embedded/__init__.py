@@ -10,6 +10,7 @@ from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
 from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
+from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 
 
@@ -28,6 +29,8 @@ class EmbeddedStores:
         self.dirty = EmbeddedDirtySet(self.db)
         self.spend = EmbeddedSpendLedger(self.db)
         self.model_cache = EmbeddedModelCache(self.db)
+        self.tokens = EmbeddedTokenStore(self.db)
+        self.checkpoints = EmbeddedCheckpointStore(self.db)
 
     def transaction(self, savepoint: bool = False):
         return self.db.transaction(savepoint)

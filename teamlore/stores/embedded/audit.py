@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from datetime import datetime
 
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.protocols import AuditEvent
@@ -42,18 +44,31 @@ class EmbeddedAuditLog:
             " WHERE f.fact_id = ? ORDER BY a.seq",
             (fact_id,),
         ).fetchall()
-        return [
-            AuditEvent(
-                event=r["event"],
-                actor=r["actor"],
-                reason=r["reason"],
-                at=from_micros(r["at"]),
-                workspace=r["workspace"],
-                channel=r["channel"],
-                fact_ids=tuple(json.loads(r["fact_ids"])),
-                content_hashes=tuple(json.loads(r["content_hashes"])),
-                details=json.loads(r["details"]),
-                seq=r["seq"],
-            )
-            for r in rows
-        ]
+        return [_event(r) for r in rows]
+
+    def recent(
+        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+    ) -> list[AuditEvent]:
+        """Events in these channels at or after ``since``, newest first."""
+        chosen = sorted(set(channels))
+        rows = self._db.conn.execute(
+            "SELECT * FROM audit_log WHERE workspace = ? AND channel IN"
+            f" ({','.join('?' * len(chosen))}) AND at >= ? ORDER BY seq DESC LIMIT ?",
+            (workspace, *chosen, to_micros(since), limit),
+        ).fetchall()
+        return [_event(r) for r in rows]
+
+
+def _event(r) -> AuditEvent:
+    return AuditEvent(
+        event=r["event"],
+        actor=r["actor"],
+        reason=r["reason"],
+        at=from_micros(r["at"]),
+        workspace=r["workspace"],
+        channel=r["channel"],
+        fact_ids=tuple(json.loads(r["fact_ids"])),
+        content_hashes=tuple(json.loads(r["content_hashes"])),
+        details=json.loads(r["details"]),
+        seq=r["seq"],
+    )

@@ -126,6 +126,15 @@ CREATE TABLE IF NOT EXISTS llm_spend (
 CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS backfill_checkpoints (
+    platform TEXT NOT NULL, workspace TEXT NOT NULL, channel TEXT NOT NULL,
+    cursor TEXT NOT NULL, done INTEGER NOT NULL, fetched INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, workspace, channel)
+);
+CREATE TABLE IF NOT EXISTS api_tokens (
+    token_id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, workspace TEXT NOT NULL,
+    channels TEXT NOT NULL, secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER
+);
 
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (
@@ -137,6 +146,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
 CREATE TABLE IF NOT EXISTS audit_fact (
     fact_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (fact_id, seq)
 );
+CREATE INDEX IF NOT EXISTS audit_log_by_channel ON audit_log (workspace, channel, at);
 CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log
     BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
@@ -15,6 +14,7 @@ from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.vector_index import VectorIndex
 from teamlore.stores.protocols import AuditEvent, RawHit, Related
+from teamlore.text import content_words, words_of
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
 _COLUMNS = (
@@ -27,72 +27,12 @@ _V_COLUMNS = ", ".join(f"v.{c.strip()}" for c in _COLUMNS.split(","))
 # Reciprocal rank fusion constant: 60 is the value from the original RRF paper, and flat enough
 # that a fact ranked well by only one of the two lists still surfaces.
 RRF_K = 60
-# Words too common to help a keyword match; without this "what is the launch date" ranks by "the".
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_query(text: str, channels: Iterable[str]) -> str | None:
     """A safe FTS5 query inside the given channels: each meaningful word quoted, any of them
     may match (bm25 ranks)."""
-    words = [w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS]
-    if not words:
-        words = _WORD.findall(text.casefold())
+    words = content_words(text) or words_of(text)
     if not words:
         return None
     in_channels = " OR ".join(_quote(c) for c in sorted(channels))

@@ -1,0 +1,25 @@
+"""Words of a query or a statement, for keyword matching. One definition for every store and reader."""
+
+from __future__ import annotations
+
+import re
+
+# Words too common to help a match; without this "what is the launch date" ranks by "the".
+STOPWORDS = frozenset(
+    (
+        "a an and are as at be but by did do does for from had has have how i in is it its me my of on or"
+        " our so that the their them they this to us was we were what when where which who whom why will"
+        " with you your"
+    ).split()
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words_of(text: str) -> list[str]:
+    """Every word, case-folded, in order."""
+    return _WORD.findall(text.casefold())
+
+
+def content_words(text: str) -> list[str]:
+    """The words that carry meaning (stopwords left out), case-folded, in order."""
+    return [w for w in words_of(text) if w not in STOPWORDS]
