@@ -85,14 +85,12 @@ class Teamlore:
         self.access = Access(
             self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
         )
-        self.composer: Composer | None = None  # None: the extractive composer
+        self.composer: Composer | None = self._composer()  # None: the extractive composer
 
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)
 
-    def recent_activity(
-        self, scope: Scope, since: datetime | None = None, limit: int = 50
-    ) -> list[Activity]:
+    def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
 
     def _model_client(self) -> ModelClient | None:
@@ -126,6 +124,13 @@ class Teamlore:
 
         llm, cache, threshold = self.llm, self.stores.model_cache, self.settings.llm_judge_min_confidence
         return lambda rules: ModelJudge(llm, rules, cache, threshold)
+
+    def _composer(self) -> Composer | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.composer import ModelComposer
+
+        return ModelComposer(self.llm, self.stores.model_cache)
 
     def _writer(self) -> PageWriter:
         if self.llm is None:
