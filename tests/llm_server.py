@@ -205,7 +205,9 @@ def faithful(request: Request) -> Reply:
         sections = [
             {
                 "key": s["key"],
-                "statements": [{"text": f["statement"], "fact_ids": [f["id"]]} for f in s["facts"]],
+                "statements": [
+                    {"text": f"Noted: {f['statement']}", "fact_ids": [f["id"]]} for f in s["facts"]
+                ],
             }
             for s in data["sections"]
         ]
