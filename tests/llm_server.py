@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from teamlore.extraction import classify, entities_of
 from teamlore.llm.prompts import BEGIN, END
 
 
@@ -28,7 +29,7 @@ class Reply:
     body: bytes | None = None  # or the raw HTTP body
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
-    usage: tuple[int, int] = (120, 40)
+    usage: tuple[int, int] | None = None  # None: estimated from the text, 4 characters a token
     finish_reason: str = "stop"
 
 
@@ -125,7 +126,10 @@ class ScriptedModel:
             return json.dumps(_embeddings(request.body)).encode()
         if reply.status != 200:
             return json.dumps({"error": {"message": "scripted failure", "type": "scripted"}}).encode()
-        prompt, completion = reply.usage
+        prompt, completion = reply.usage or (
+            sum(len(m["content"]) for m in request.body["messages"]) // 4,
+            len(reply.content or "") // 4,
+        )
         return json.dumps(
             {
                 "id": "chatcmpl-test",
@@ -186,12 +190,13 @@ def faithful(request: Request) -> Reply:
     data = request.data
     role = request.role
     if role == "extract":
+        # Typed and tagged as the heuristics would, so facts route to pages as real ones do.
         facts = [
             {
                 "statement": m["text"][:300],
-                "type": "statement",
+                "type": (classify(m["text"]) or ["statement"])[0],
                 "message_ids": [m["id"]],
-                "entities": [],
+                "entities": list(entities_of(m["text"])[:3]),
                 "topic": "",
                 "confidence": 0.8,
             }

@@ -41,7 +41,7 @@ def spend(stores) -> dict[str, SpendRow]:
 
 def test_each_role_uses_its_model_and_every_call_is_in_the_ledger(model, stores):
     llm = client(model, stores, llm_model="small", llm_model_judge="careful")
-    model.then({"ok": 1}, Reply(content='{"ok": 2}', usage=(300, 7)))
+    model.then(Reply(content='{"ok": 1}', usage=(120, 40)), Reply(content='{"ok": 2}', usage=(300, 7)))
     assert llm.complete(Role.EXTRACT, CHAT).text == '{"ok": 1}'
     assert llm.complete(Role.JUDGE, CHAT).text == '{"ok": 2}'
     first, second = model.chats()

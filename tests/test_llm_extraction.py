@@ -53,7 +53,7 @@ def test_messages_are_batched_by_thread_and_time_window_and_facts_cite_their_mes
     put(
         lore,
         event("We decided to use Postgres for billing.", message_id="1.1", ts="2026-01-05T10:00:00Z"),
-        event("When does Atlas 2.0 launch?", message_id="2.0", thread_id="2.0", ts="2026-01-05T10:06:00Z"),
+        event("When does Atlas 2.0 launch?", message_id="2.0", ts="2026-01-05T10:06:00Z"),  # a parent
         event("The billing service owner is dana.", message_id="1.2", ts="2026-01-05T10:05:00Z"),
         event("March 3, if QA signs off.", message_id="2.1", thread_id="2.0", ts="2026-01-05T10:07:00Z"),
         event("The office lease ends in December.", message_id="3.1", ts="2026-01-05T13:00:00Z"),

@@ -1,11 +1,12 @@
 """Model-backed extraction: messages of one thread and time window per call, validated, cached.
 
-A batch is at most ``batch_messages`` messages of one channel, one thread (or the channel's top
-level) and one fixed time bucket, so the same history batches the same way on a re-index and the
-cache answers. Each fact must cite messages of its batch; a fact citing any other id is rejected.
-A fact citing several messages is given to each of them: the pipeline's dedupe merges the copies
-into one fact with all of them as evidence. When the model fails (after the client's retries and
-``invalid_retries`` re-asks), the heuristic extractor takes the batch and says so.
+A batch is at most ``batch_messages`` messages of one channel and one thread (its first message
+with its replies), or of the channel's top level within one fixed time bucket, so the same
+history batches the same way on a re-index and the cache answers. Each fact must cite messages
+of its batch; a fact citing any other id is rejected. A fact citing several messages is given to
+each of them: the pipeline's dedupe merges the copies into one fact with all of them as
+evidence. When the model fails (after the client's retries and ``invalid_retries`` re-asks), the
+heuristic extractor takes the batch and says so.
 """
 
 from __future__ import annotations
@@ -38,14 +39,16 @@ _DATED = (FactType.ACTION_ITEM, FactType.SCHEDULE)
 
 
 def batches(requests: Sequence[ExtractionRequest], size: int, window_s: float) -> list[list[int]]:
-    """Indices of ``requests`` grouped by channel, thread and time bucket, at most ``size`` each;
-    a message id seen twice (created and edited in one delivery) starts a new batch."""
+    """Indices of ``requests`` grouped by channel and thread (a thread's first message with its
+    replies), top-level messages by fixed time bucket, at most ``size`` each; a message id seen
+    twice (created and edited in one delivery) starts a new batch."""
+    parents = {m.thread_id for m, _ in requests if m.thread_id}
     groups: dict[tuple[str, str, str, int], list[list[int]]] = {}
     for index, (message, _) in enumerate(requests):
-        bucket = int(message.ts.timestamp() // window_s)
-        chunks = groups.setdefault(
-            (message.workspace, message.channel, message.thread_id or "", bucket), [[]]
-        )
+        thread = message.thread_id or (message.message_id if message.message_id in parents else "")
+        # A thread is one conversation however long it runs; the channel's top level is cut in time.
+        bucket = 0 if thread else int(message.ts.timestamp() // window_s)
+        chunks = groups.setdefault((message.workspace, message.channel, thread, bucket), [[]])
         ids = {requests[i][0].message_id for i in chunks[-1]}
         if len(chunks[-1]) >= size or message.message_id in ids:
             chunks.append([])
