@@ -55,6 +55,7 @@ class Teamlore:
             review=self.stores.review,
             tombstones=self.stores.tombstones,
             judge=self._judge_factory(),
+            ledger=self.stores.ledger,
         )
         self.reader = FactReader(
             self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock

@@ -126,6 +126,14 @@ class MessageStore(Protocol):
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
 
+class EventLedger(Protocol):
+    """Idempotency keys of the events applied, written in the same transaction as their effects."""
+
+    def seen(self, key: str) -> bool: ...
+
+    def record(self, key: str, outcome: str, at: datetime) -> None: ...
+
+
 class AuditLog(Protocol):
     def append(self, event: AuditEvent) -> int: ...
 

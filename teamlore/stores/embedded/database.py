@@ -126,6 +126,10 @@ CREATE TABLE IF NOT EXISTS llm_spend (
 CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL
 );
+-- Idempotency keys of applied events (MessageEvent.idempotency_key); orphans are kept apart.
+CREATE TABLE IF NOT EXISTS event_ledger (
+    key TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS backfill_checkpoints (
     platform TEXT NOT NULL, workspace TEXT NOT NULL, channel TEXT NOT NULL,
     cursor TEXT NOT NULL, done INTEGER NOT NULL, fetched INTEGER NOT NULL, updated_at INTEGER NOT NULL,
