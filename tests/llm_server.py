@@ -76,6 +76,7 @@ class ScriptedModel:
         self.requests: list[Request] = []
         self.queue: deque[Reply] = deque()
         self.default = default or faithful
+        self.models = ["gpt-4o-mini"]  # what GET /v1/models lists
         self._stop = threading.Event()
         model = self
 
@@ -100,6 +101,20 @@ class ScriptedModel:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def do_GET(self):  # noqa: N802 - http.server's name
+                if not self.path.endswith("/models"):
+                    self.send_error(404)
+                    return
+                listed = [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "test"} for name in model.models
+                ]
+                payload = json.dumps({"object": "list", "data": listed}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def log_message(self, *args):
                 pass

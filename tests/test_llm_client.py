@@ -172,3 +172,21 @@ def test_status_shows_the_spend_ledger_without_redis(tmp_path):
     )
     text = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120).stdout
     assert "extract, small: 4 calls, 0 failed, 1 fallbacks" in text and "1,000 / 100 tokens" in text
+
+
+def test_doctor_checks_the_model_endpoint_serves_the_configured_models(model, tmp_path):
+    from teamlore.doctor import check_model
+
+    assert check_model(Settings(_env_file=None)).ok  # no model configured: nothing to check
+    settings = Settings(_env_file=None, llm_base_url=model.url, llm_model_judge="careful")
+    model.models = ["gpt-4o-mini", "careful"]
+    found = check_model(settings)
+    assert found.ok and "careful, gpt-4o-mini" in found.detail
+    model.models = ["gpt-4o-mini"]
+    missing = check_model(settings)
+    assert (
+        not missing.ok and "does not serve careful" in missing.detail and "TEAMLORE_LLM_MODEL" in missing.fix
+    )
+    down = check_model(Settings(_env_file=None, llm_base_url="http://127.0.0.1:9/v1"))
+    assert not down.ok and "TEAMLORE_LLM_BASE_URL" in down.fix
+    assert [r for r in model.requests if r.path.endswith("/chat/completions")] == []  # no tokens spent
