@@ -190,3 +190,20 @@ def test_doctor_checks_the_model_endpoint_serves_the_configured_models(model, tm
     down = check_model(Settings(_env_file=None, llm_base_url="http://127.0.0.1:9/v1"))
     assert not down.ok and "TEAMLORE_LLM_BASE_URL" in down.fix
     assert [r for r in model.requests if r.path.endswith("/chat/completions")] == []  # no tokens spent
+
+
+def test_without_a_base_url_nothing_uses_a_model_or_imports_the_client(tmp_path):
+    script = (
+        "import sys\n"
+        "from teamlore.app import Teamlore\n"
+        "from teamlore.config import Settings\n"
+        f"lore = Teamlore(Settings(data_dir={str(tmp_path)!r}, _env_file=None))\n"
+        "print(lore.llm, type(lore.pipeline.extractor).__name__, type(lore.wiki.writer).__name__,\n"
+        "      lore.composer, lore.pipeline.judge, 'openai' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEAMLORE_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "HeuristicExtractor", "TemplateWriter", "None", "None", "False"]

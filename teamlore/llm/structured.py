@@ -59,8 +59,13 @@ def ask(
     if cache is not None:
         cached = cache.get(key)
         if cached is not None:
-            client.note(role, cache_hits=1)
-            return schema.model_validate_json(cached)
+            try:
+                found = schema.model_validate_json(cached)
+            except ValidationError:
+                log.warning("cached %s answer no longer fits its schema; asking again", role.value)
+            else:
+                client.note(role, cache_hits=1)
+                return found
     problem = ""
     for _ in range(retries + 1):
         try:
