@@ -11,6 +11,7 @@ from teamlore.capabilities.activity import Activity, recent_activity
 from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
+from teamlore.capabilities.pages import PageReader
 from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
 from teamlore.domain import ReadView, Scope
@@ -81,6 +82,7 @@ class Teamlore:
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
         )
+        self.pages = PageReader(self.stores.pages)
         self.pipeline.notify = self.wiki.note_changes
         self.review.notify = self.wiki.note_changes
         self.access = Access(

@@ -91,6 +91,11 @@ class Settings(BaseSettings):
         le=1,
         description="A judge verdict below this confidence makes the pair contested for review.",
     )
+    mcp_token: str = Field(
+        "",
+        description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "
+        "request brings its own (Authorization: Bearer).",
+    )
 
     @property
     def db_path(self) -> Path:
