@@ -37,6 +37,8 @@ class Teamlore:
     ) -> None:
         self.settings = settings
         self.stores = EmbeddedStores(settings.db_path)
+        if settings.weaviate_url:
+            self._use_weaviate(settings)
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
         self.pipeline = PipelineDeps(
@@ -87,6 +89,16 @@ class Teamlore:
         self, scope: Scope, since: datetime | None = None, limit: int = 50
     ) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
+
+    def _use_weaviate(self, settings: Settings) -> None:
+        # Imported here: the client pulls in gRPC, which the embedded default never needs.
+        from teamlore.stores.weaviate import open_fact_store
+
+        try:
+            self.stores.use_facts(open_fact_store(settings, self.stores.audit, self.stores.embeddings))
+        except BaseException:
+            self.stores.close()
+            raise
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(
