@@ -16,11 +16,22 @@ from teamlore.domain import ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps
+
+# Builds a server fact store beside the SQLite file (which keeps messages, audit, vectors, pages).
+FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
+
+
+def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
+    # Imported here: the client pulls in gRPC, which the embedded default never needs.
+    from teamlore.stores.weaviate import open_fact_store
+
+    return open_fact_store(settings, stores.audit, stores.embeddings)
 
 
 class Teamlore:
@@ -34,11 +45,17 @@ class Teamlore:
         extractor: Extractor | None = None,
         clock: Callable[[], datetime] = utc_now,
         writer: PageWriter | None = None,
+        fact_store: FactStoreFactory | None = None,
     ) -> None:
         self.settings = settings
         self.stores = EmbeddedStores(settings.db_path)
-        if settings.weaviate_url:
-            self._use_weaviate(settings)
+        fact_store = fact_store or (open_weaviate if settings.weaviate_url else None)
+        if fact_store is not None:
+            try:
+                self.stores.use_facts(fact_store(settings, self.stores))
+            except BaseException:
+                self.stores.close()
+                raise
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
         self.pipeline = PipelineDeps(
@@ -89,16 +106,6 @@ class Teamlore:
         self, scope: Scope, since: datetime | None = None, limit: int = 50
     ) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
-
-    def _use_weaviate(self, settings: Settings) -> None:
-        # Imported here: the client pulls in gRPC, which the embedded default never needs.
-        from teamlore.stores.weaviate import open_fact_store
-
-        try:
-            self.stores.use_facts(open_fact_store(settings, self.stores.audit, self.stores.embeddings))
-        except BaseException:
-            self.stores.close()
-            raise
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(
