@@ -96,8 +96,10 @@ def create_collection(client, name: str) -> None:
             name=VECTOR,
             vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
         ),
+        # No server-side stopwords: Teamlore picks the query's words itself (teamlore.text), the
+        # same way for every store, so "the of" still matches what the embedded store matches.
         inverted_index_config=Configure.inverted_index(
-            bm25_b=0.75, bm25_k1=1.2, stopwords_preset=StopwordsPreset.EN
+            bm25_b=0.75, bm25_k1=1.2, stopwords_preset=StopwordsPreset.NONE
         ),
         multi_tenancy_config=Configure.multi_tenancy(enabled=False),
     )
