@@ -50,7 +50,7 @@ def connect(settings: Settings):
     except WeaviateBaseError as exc:
         raise BackendUnavailable(
             f"cannot reach Weaviate at {settings.weaviate_url} (gRPC port"
-            f" {settings.weaviate_grpc_port}): {exc}. Check that the server is up, and"
+            f" {settings.weaviate_grpc_port}): {' '.join(str(exc).split())} Check that the server is up, and"
             " TEAMLORE_WEAVIATE_URL, TEAMLORE_WEAVIATE_GRPC_PORT and TEAMLORE_WEAVIATE_API_KEY."
         ) from exc
 
