@@ -340,6 +340,27 @@ def test_batch_import_reports_each_refused_object(backend, double):
     assert failed == ["f_bad v1: vector lengths don't match"]
 
 
+def test_load_facts_copies_every_version_so_the_copy_answers_as_the_original(lore, embedder):
+    from teamlore.stores.weaviate.importer import copy_versions
+
+    put(lore, event("The Atlas launch is on March 3.", ts="2026-01-10T10:00:00Z"))
+    put(lore, event("The Atlas launch is on March 17.", ts="2026-02-10T10:00:00Z"))
+    put(lore, event("Billing runs on Postgres 16.", channel="C2"))
+    source = lore.stores.facts
+    target = WeaviateFactBackend(DoubleCollection(), lore.stores.audit, lore.stores.embeddings)
+    report = copy_versions(source, target, lore.stores.embeddings, batch_size=2)
+    assert report.copied == 4 and report.failed == []  # three facts, one of them in two versions
+    again = copy_versions(source, target, lore.stores.embeddings, batch_size=2)
+    assert again.copied == 4 and len(target._c.objects) == 4  # a re-run overwrites, never duplicates
+    vector = embedder.embed_query("Atlas launch")
+    for scope in (Scope("T1", ["C1"]), Scope("T1", ["C2"])):
+        for view in (ResolvedView(NOW, NOW, False), ResolvedView(NOW, NOW, True)):
+            assert target._list(scope, view, 10) == source._list(scope, view, 10)
+            assert {h.fact for h in target._semantic(vector, scope, view, 10)} == {
+                h.fact for h in source._semantic(vector, scope, view, 10)
+            }
+
+
 # ---- failures through the gate ----
 
 

@@ -231,6 +231,15 @@ class EmbeddedFactBackend:
         ).fetchone()
         return row[0] if row else None
 
+    def export_versions(self, after_vid: int, limit: int) -> list[tuple[int, Fact, str | None]]:
+        """Every version in write order, a page at a time: (row id, version, embedding key).
+        For copying the store elsewhere (``teamlore weaviate load-facts``), never for readers."""
+        rows = self._query(
+            f"SELECT {_COLUMNS}, embedding_key FROM fact_versions WHERE vid > ? ORDER BY vid LIMIT ?",
+            [after_vid, limit],
+        )
+        return [(r[0], _row_to_fact(r), r["embedding_key"]) for r in rows]
+
     # ---- writes ----
 
     def erase_text(self, fact_ids: Sequence[str]) -> int:
