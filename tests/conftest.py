@@ -69,12 +69,20 @@ def fact_store(request: pytest.FixtureRequest) -> str:
     return kind
 
 
-def _double_fact_store(settings: Settings, stores: EmbeddedStores):
+def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
+    """A factory giving each data folder its own double collection, kept while the test runs
+    (a store opened again finds its facts, as with a server)."""
     from teamlore.stores.weaviate.facts import WeaviateFactBackend
 
     from .weaviate_double import DoubleCollection
 
-    return WeaviateFactBackend(DoubleCollection(), stores.audit, stores.embeddings)
+    collections: dict[Path, DoubleCollection] = {}
+
+    def open_store(settings: Settings, stores: EmbeddedStores) -> WeaviateFactBackend:
+        collection = collections.setdefault(settings.data_dir, DoubleCollection())
+        return WeaviateFactBackend(collection, stores.audit, stores.embeddings)
+
+    return open_store
 
 
 @pytest.fixture
@@ -83,11 +91,12 @@ def make_lore(
 ) -> Callable[..., Teamlore]:
     opened: list[Teamlore] = []
     collections: list[Settings] = []
+    doubles = _double_fact_stores()
 
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
         settings = Settings(data_dir=tmp_path / name, _env_file=None)
         if fact_store == "weaviate-double":
-            kwargs.setdefault("fact_store", _double_fact_store)
+            kwargs.setdefault("fact_store", doubles)
         elif fact_store == "weaviate":
             # A collection of its own per store, deleted afterwards.
             collection = f"TeamloreTest{uuid.uuid4().hex[:12]}"

@@ -199,7 +199,7 @@ class WeaviateFactBackend:
 
     def _walk(self, where, key: str, what: str, fields: list[str] | None = None) -> Iterator[dict]:
         """Every object matching ``where`` in ``key`` order, page by page (keyset paging: Weaviate
-        caps offsets at its QUERY_MAXIMUM_RESULTS)."""
+        caps offsets at its QUERY_MAXIMUM_RESULTS). ``key`` must be unique among the matches."""
         last = None
         while True:
             page_filter = where if last is None else where & Filter.by_property(key).greater_than(last)
@@ -335,14 +335,10 @@ class WeaviateFactBackend:
         return dropped
 
     def _key_used_elsewhere(self, key: str, fact_ids: Sequence[str]) -> bool:
-        with translated("erasure"):
-            found = self._c.query.fetch_objects(
-                filters=Filter.by_property("embedding_key").equal(key)
-                & Filter.by_property("fact_id").contains_none(list(fact_ids)),
-                limit=1,
-                return_properties=["fact_id"],
-            )
-        return bool(found.objects)
+        erased = set(fact_ids)
+        # Paging on fact_id skips further versions of a fact already seen: enough to find another.
+        found = self._walk(Filter.by_property("embedding_key").equal(key), "fact_id", "erasure", ["fact_id"])
+        return any(props["fact_id"] not in erased for props in found)
 
     # ---- bulk load ----
 

@@ -38,7 +38,9 @@ def to_stored(moment: datetime) -> datetime:
     return moment
 
 
-def from_stored(moment: datetime) -> datetime:
+def from_stored(moment: datetime | str) -> datetime:
+    if isinstance(moment, str):  # REST answers carry RFC 3339 text; gRPC answers are parsed
+        moment = datetime.fromisoformat(moment)
     moment = moment.astimezone(UTC)
     return SENTINEL if moment >= OPEN_BOUND else moment
 
