@@ -9,9 +9,13 @@ from pathlib import Path
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
-from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
+from teamlore.stores.embedded.messages import (
+    EmbeddedEmbeddingCache,
+    EmbeddedEventLedger,
+    EmbeddedMessageStore,
+)
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
-from teamlore.stores.embedded.tokens import EmbeddedTokenStore
+from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 from teamlore.stores.protocols import FactBackend, RemoteFactBackend
 
@@ -25,12 +29,14 @@ class EmbeddedStores:
         self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
         self._remote_facts: RemoteFactBackend | None = None
         self.messages = EmbeddedMessageStore(self.db)
+        self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
         self.review = EmbeddedReviewQueue(self.db)
         self.tombstones = EmbeddedTombstones(self.db)
         self.pages = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
         self.tokens = EmbeddedTokenStore(self.db)
+        self.checkpoints = EmbeddedCheckpointStore(self.db)
 
     def use_facts(self, facts: RemoteFactBackend) -> None:
         """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""
