@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from teamlore.capabilities.access import Access
 from teamlore.capabilities.activity import Activity, recent_activity
@@ -17,16 +18,31 @@ from teamlore.domain import ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.protocols import Stores
+from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps
+from teamlore.workers.resolver import HeuristicResolver, Resolver
+
+if TYPE_CHECKING:
+    from teamlore.llm.client import ModelClient
+
+# Builds a server fact store beside the SQLite file (which keeps messages, audit, vectors, pages).
+FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
 
 
-def open_stores(settings: Settings) -> Stores:
-    """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it."""
+def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
+    # Imported here: the client pulls in gRPC, which the embedded default never needs.
+    from teamlore.stores.weaviate import open_fact_store
+
+    return open_fact_store(settings, stores.audit, stores.embeddings)
+
+
+def open_stores(settings: Settings) -> EmbeddedStores:
+    """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
+    pages, the audit log, review items and tombstones."""
     if settings.mongo_url:
         from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
 
@@ -45,20 +61,30 @@ class Teamlore:
         extractor: Extractor | None = None,
         clock: Callable[[], datetime] = utc_now,
         writer: PageWriter | None = None,
+        fact_store: FactStoreFactory | None = None,
     ) -> None:
         self.settings = settings
         self.stores = open_stores(settings)
+        fact_store = fact_store or (open_weaviate if settings.weaviate_url else None)
+        if fact_store is not None:
+            try:
+                self.stores.use_facts(fact_store(settings, self.stores))
+            except BaseException:
+                self.stores.close()
+                raise
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
+        self.llm = self._model_client()
         self.pipeline = PipelineDeps(
             facts=self.stores.facts,
             messages=self.stores.messages,
             transaction=self.stores.transaction,
-            extractor=extractor or HeuristicExtractor(),
+            extractor=extractor or self._extractor(),
             embedder=self.embedder,
             clock=clock,
             review=self.stores.review,
             tombstones=self.stores.tombstones,
+            judge=self._judge_factory(),
             ledger=self.stores.ledger,
         )
         self.reader = FactReader(
@@ -80,7 +106,7 @@ class Teamlore:
             pages=self.stores.pages,
             dirty=RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else self.stores.dirty,
             reader=self.reader,
-            writer=writer or TemplateWriter(),
+            writer=writer or self._writer(),
             clock=clock,
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
@@ -91,13 +117,59 @@ class Teamlore:
         self.access = Access(
             self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
         )
-        self.composer: Composer | None = None  # None: the extractive composer
+        self.composer: Composer | None = self._composer()  # None: the extractive composer
 
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
+
+    def _model_client(self) -> ModelClient | None:
+        """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic
+        (and the ``openai`` package unimported)."""
+        if not self.settings.llm_base_url:
+            return None
+        from teamlore.llm.client import ModelClient
+
+        return ModelClient(self.settings, self.stores.spend)
+
+    def _extractor(self) -> Extractor:
+        if self.llm is None:
+            return HeuristicExtractor()
+        from teamlore.llm.extractor import ModelExtractor
+
+        s = self.settings
+        return ModelExtractor(
+            self.llm,
+            self.stores.model_cache,
+            HeuristicExtractor(),
+            s.llm_extract_batch_messages,
+            s.llm_extract_window_s,
+            s.llm_invalid_retries,
+        )
+
+    def _judge_factory(self) -> Callable[[HeuristicResolver], Resolver] | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.judge import ModelJudge
+
+        llm, cache, threshold = self.llm, self.stores.model_cache, self.settings.llm_judge_min_confidence
+        return lambda rules: ModelJudge(llm, rules, cache, threshold)
+
+    def _composer(self) -> Composer | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.composer import ModelComposer
+
+        return ModelComposer(self.llm, self.stores.model_cache)
+
+    def _writer(self) -> PageWriter:
+        if self.llm is None:
+            return TemplateWriter()
+        from teamlore.llm.page_writer import ModelPageWriter
+
+        return ModelPageWriter(self.llm, TemplateWriter(), self.stores.model_cache)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(

@@ -57,10 +57,79 @@ class Settings(BaseSettings):
         5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
     )
 
+    llm_base_url: str = Field(
+        "",
+        description="OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, LiteLLM). "
+        "Empty: no model, everything stays heuristic and offline.",
+    )
+    llm_api_key: str = Field("", description="API key for the model endpoint (empty for local servers).")
+    llm_model: str = Field("gpt-4o-mini", description="Model for every role without a model of its own.")
+    llm_model_extract: str = Field("", description="Model for fact extraction (empty: TEAMLORE_LLM_MODEL).")
+    llm_model_judge: str = Field(
+        "", description="Model for supersession judging (empty: TEAMLORE_LLM_MODEL)."
+    )
+    llm_model_write: str = Field("", description="Model for page writing (empty: TEAMLORE_LLM_MODEL).")
+    llm_model_answer: str = Field("", description="Model for answers (empty: TEAMLORE_LLM_MODEL).")
+    llm_timeout_s: float = Field(60.0, gt=0, description="Seconds one model request may take.")
+    llm_max_retries: int = Field(4, ge=0, description="Retries of a request that timed out, got 429 or 5xx.")
+    llm_backoff_s: float = Field(1.0, ge=0, description="First retry wait; doubles each retry (with jitter).")
+    llm_backoff_max_s: float = Field(
+        60.0, ge=0, description="Longest wait; a Retry-After asking for more fails the request instead."
+    )
+    llm_requests_per_minute: int = Field(
+        0, ge=0, description="Requests per minute to the endpoint (0: no cap)."
+    )
+    llm_tokens_per_minute: int = Field(0, ge=0, description="Tokens per minute to the endpoint (0: no cap).")
+    llm_max_output_tokens: int = Field(2000, ge=16, description="Completion tokens one call may produce.")
+    llm_extract_batch_messages: int = Field(
+        20,
+        ge=1,
+        le=200,
+        description="Most messages of one thread or time window sent in one extraction call.",
+    )
+    llm_extract_window_s: float = Field(
+        900.0,
+        gt=0,
+        description="Messages of a channel within this window (and thread) are extracted together.",
+    )
+    llm_invalid_retries: int = Field(
+        1, ge=0, description="Extraction: asks again this many times after output fails validation."
+    )
+    llm_judge_min_confidence: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="A judge verdict below this confidence makes the pair contested for review.",
+    )
     mcp_token: str = Field(
         "",
         description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "
         "request brings its own (Authorization: Bearer).",
+    )
+
+    weaviate_url: str = Field(
+        "",
+        description="Set (e.g. http://localhost:8080) to keep facts in Weaviate; SQLite keeps the rest.",
+    )
+    weaviate_api_key: str = Field("", description="Weaviate API key; empty for an unauthenticated server.")
+    weaviate_grpc_port: int = Field(
+        50051, ge=1, le=65535, description="Weaviate's gRPC port (queries and batch imports use gRPC)."
+    )
+    weaviate_collection: str = Field(
+        "TeamloreFact",
+        pattern=r"^[A-Z][_0-9A-Za-z]*$",
+        description="Collection holding fact versions (Weaviate wants a capitalised name).",
+    )
+    weaviate_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Weaviate query or write.")
+    weaviate_connect_timeout_s: float = Field(10.0, gt=0, description="Timeout of the start-up checks.")
+    weaviate_hybrid_alpha: float = Field(
+        0.5, ge=0, le=1, description="Hybrid search weight: 0 keyword only, 1 vector only (rank fusion)."
+    )
+    weaviate_batch_size: int = Field(200, ge=1, le=10_000, description="Objects per batch in an import.")
+    weaviate_max_results: int = Field(
+        10_000,
+        ge=100,
+        description="The server's QUERY_MAXIMUM_RESULTS: no raw query asks Weaviate for more rows.",
     )
 
     @property

@@ -9,6 +9,8 @@
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
     |   +-- StoreUnreachable      a server store did not answer at all: retry the whole batch later
+    |   +-- ModelUnavailable      the language model endpoint failed after its retries
+    +-- ModelOutputInvalid        a model answered, but not in the form asked (never stored)
     +-- NotFound                  an id that names nothing in the given scope
     +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
     +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
@@ -53,6 +55,14 @@ class EmbedderUnavailable(BackendUnavailable):
 
 class StoreUnreachable(BackendUnavailable):
     """A server store did not answer: no event is at fault, so none is recorded as failed."""
+
+
+class ModelUnavailable(BackendUnavailable):
+    """The language model endpoint failed (unreachable, timed out, refused) after its retries."""
+
+
+class ModelOutputInvalid(TeamloreError):
+    """A model's answer failed validation; the caller falls back, nothing of it is stored."""
 
 
 class NotFound(TeamloreError):

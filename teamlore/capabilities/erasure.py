@@ -9,13 +9,13 @@ never text), plus one "erased" event.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from datetime import datetime
 
 from teamlore.domain import FactStatus
 from teamlore.errors import InvalidInput
-from teamlore.stores.protocols import AuditEvent, Stores
+from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.protocols import AuditEvent
 from teamlore.workers import lifecycle, mutations
 from teamlore.workers.resolver import Resolver
 
@@ -32,7 +32,7 @@ class ErasureReport:
 
 
 def erase_author(
-    stores: Stores,
+    stores: EmbeddedStores,
     workspace: str,
     author_id: str,
     actor: str,
@@ -45,7 +45,6 @@ def erase_author(
         raise InvalidInput("erase needs the name of who asked for it (--by)")
     now = clock()
     report = ErasureReport(workspace, author_id)
-    conn = stores.db.conn
     messages = stores.messages.authored(workspace, author_id)
     doomed: set[str] = set()
     kept: set[str] = set()
@@ -62,7 +61,7 @@ def erase_author(
                     lifecycle.reconsider_replaced(stores.facts, resolver_for(workspace), new, now, actor)
         report.messages = len(messages)
         stores.messages.erase_author(workspace, author_id, now)
-        report.vectors = _scrub_facts(stores, sorted(doomed))
+        report.vectors = stores.facts.erase_text(sorted(doomed))
         report.facts_erased = sorted(doomed)
         report.facts_kept_without_their_evidence = sorted(kept - doomed)
         stores.audit.append(
@@ -78,36 +77,4 @@ def erase_author(
                 {"author_id": author_id, "messages": len(messages)},
             )
         )
-        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'index_generation'")
     return report
-
-
-def _scrub_facts(stores: Stores, fact_ids: list[str]) -> int:
-    """Delete the text of every version of these facts, their index rows and their vectors."""
-    conn = stores.db.conn
-    vectors = 0
-    for fact_id in fact_ids:
-        rows = conn.execute(
-            "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions WHERE fact_id = ?",
-            (fact_id,),
-        ).fetchall()
-        for vid, statement, entities, key, channel in rows:
-            conn.execute(
-                "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
-                " VALUES ('delete', ?, ?, ?, ?)",
-                (vid, statement, " ".join(json.loads(entities)), channel),
-            )
-            # The same text said by someone else in another fact keeps its vector.
-            shared = conn.execute(
-                "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
-                f" ({','.join('?' * len(fact_ids))}) LIMIT 1",
-                (key, *fact_ids),
-            ).fetchone()
-            if key is not None and shared is None:
-                vectors += conn.execute("DELETE FROM embeddings WHERE key = ?", (key,)).rowcount
-        conn.execute(
-            "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', embedding_key = NULL"
-            " WHERE fact_id = ?",
-            (fact_id,),
-        )
-    return vectors

@@ -19,7 +19,7 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import asking, curation, mcp_command, production
+from teamlore.cli import asking, curation, mcp_command, production, weaviate
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -53,6 +53,7 @@ curation.register(app, facts_app)
 production.register(app)
 asking.register(app)
 mcp_command.register(app)
+weaviate.register(app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
 
@@ -85,6 +86,7 @@ def import_command(
                 "retracted": summary.retracted,
                 "superseded": summary.superseded,
                 "pages_rewritten": summary.pages_rewritten,
+                "extraction_fallbacks": summary.extraction_fallbacks,
                 "errors": summary.errors,
             }
         )
@@ -146,6 +148,12 @@ def _print_summary(summary: ImportSummary) -> None:
         f"pages rewritten {summary.pages_rewritten}",
         markup=False,
     )
+    if summary.extraction_fallbacks:
+        out.print(
+            f"the model extractor failed for {summary.extraction_fallbacks} message(s); the heuristic "
+            "extractor stood in (see the log and `teamlore status`)",
+            markup=False,
+        )
 
 
 @app.command()

@@ -19,8 +19,6 @@ import numpy as np
 from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
 
 if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
-    from teamlore.embedding import EmbeddingCache
-    from teamlore.stores.embedded.database import Database
     from teamlore.wiki.model import PageRef, PageVersion, Route
 
 
@@ -109,6 +107,17 @@ class FactBackend(Protocol):
     def write_version(
         self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None
     ) -> Fact: ...
+
+    def erase_text(self, fact_ids: Sequence[str]) -> int: ...
+
+
+class RemoteFactBackend(FactBackend, Protocol):
+    """Facts kept on a server beside the SQLite file: its writes join the file's transactions
+    through ``unit_of_work``, which undoes them when the transaction rolls back."""
+
+    def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
 
 
 class MessageStore(Protocol):
@@ -262,24 +271,33 @@ class PageStore(Protocol):
     def purge_facts(self, fact_ids: Iterable[str]) -> list[str]: ...
 
 
-class Stores(Protocol):
-    """A bundle of stores sharing one SQLite file for the facts: ``EmbeddedStores`` (everything
-    in the file) or ``MongoStores`` (messages, audit, review, tombstones and pages on MongoDB).
-    ``transaction`` is the file's; see each bundle for what else it covers."""
+@dataclass(frozen=True, slots=True)
+class SpendRow:
+    """What one role spent on one model: calls answered, calls failed, fallbacks taken, outputs
+    (or parts of them) rejected by validation, answers served from the cache, and tokens."""
 
-    db: Database
-    facts: FactBackend
-    messages: MessageStore
-    audit: AuditLog
-    review: ReviewQueue
-    tombstones: Tombstones
-    pages: PageStore
-    dirty: DirtySet
-    embeddings: EmbeddingCache
-    ledger: EventLedger
-    tokens: TokenStore
-    checkpoints: CheckpointStore
+    role: str
+    model: str
+    calls: int = 0
+    failures: int = 0
+    fallbacks: int = 0
+    rejected: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
-    def transaction(self, savepoint: bool = False) -> AbstractContextManager[object]: ...
 
-    def close(self) -> None: ...
+class SpendLedger(Protocol):
+    def record(self, row: SpendRow) -> None:
+        """Add ``row``'s counts to the totals of its role and model."""
+        ...
+
+    def totals(self) -> list[SpendRow]: ...
+
+
+class ModelCache(Protocol):
+    """Validated model output, keyed by a hash of prompt version, model and content."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, role: str, model: str, value: str) -> None: ...
