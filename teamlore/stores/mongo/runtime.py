@@ -11,8 +11,10 @@ server selection timeout for an unreachable server.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
+import warnings
 from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC
@@ -113,6 +115,8 @@ class MongoRuntime:
                 self._submit(loop, self._setup(db))
         except BaseException:
             self._stop(loop, thread, client)
+            del client, db
+            _collect_leaked_sockets()
             raise
         self._client, self._db = client, db
         self._loop, self._thread, self._pid = loop, thread, os.getpid()
@@ -123,8 +127,8 @@ class MongoRuntime:
         thread: threading.Thread | None,
         client: AsyncMongoClient | None,
     ) -> None:
-        if client is not None:
-            asyncio.run_coroutine_threadsafe(client.close(), loop).result(timeout=self.timeout_s + 5)
+        future = asyncio.run_coroutine_threadsafe(_shutdown(client), loop)
+        future.result(timeout=self.timeout_s + 5)
         loop.call_soon_threadsafe(loop.stop)
         if thread is not None:
             thread.join(timeout=5)
@@ -137,3 +141,28 @@ class MongoRuntime:
             if loop is None or self._pid != os.getpid():
                 return
         self._stop(loop, thread, client)
+        del client, loop, thread
+        _collect_leaked_sockets()
+
+
+async def _shutdown(client: AsyncMongoClient | None) -> None:
+    """Close the client, then end what it left running (server monitors mid-check), so no
+    socket is left for the garbage collector to find."""
+    if client is not None:
+        await client.close()
+    current = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not current]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+def _collect_leaked_sockets() -> None:
+    """PyMongo's async connect leaks its socket when a server monitor is cancelled mid-connect
+    (``pool_shared._async_create_connection`` closes it on OSError only), which closing a client
+    can do. Collect such sockets now, quietly, rather than let a ResourceWarning surface later in
+    unrelated code; the collector closes them either way."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
