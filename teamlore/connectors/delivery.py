@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teamlore.app import Teamlore
-from teamlore.domain import MessageEvent
+from teamlore.domain import Channel, MessageEvent
 from teamlore.workers.pipeline import ingest
 
 
@@ -44,3 +44,8 @@ class EventSink:
         ingest(list(events), self._lore.pipeline)
         self._lore.wiki.flush()
         return Delivered(len(events), 0, 0)
+
+    def update_channel(self, channel: Channel) -> None:
+        """A channel renamed or made private: its name and visibility change now, not at its next
+        message. Written directly in both modes: the channel table lives beside the messages."""
+        self._lore.stores.messages.put_channel(channel)
