@@ -99,8 +99,12 @@ def test_thread_messages_belong_to_the_parent_channel_with_the_thread_id(lore):
 def test_visibility_comes_from_the_everyone_role_and_renames_update_the_channel(lore):
     async def scenario(client, parsers):
         parsers["GUILD_CREATE"](P.guild_create())
-        parsers["MESSAGE_CREATE"](P.message(P.snowflake(1), P.GENERAL, "The on-call rotation starts on Monday."))
-        parsers["MESSAGE_CREATE"](P.message(P.snowflake(2), P.LEADERSHIP, "The Globex renewal price is 40 dollars."))
+        parsers["MESSAGE_CREATE"](
+            P.message(P.snowflake(1), P.GENERAL, "The on-call rotation starts on Monday.")
+        )
+        parsers["MESSAGE_CREATE"](
+            P.message(P.snowflake(2), P.LEADERSHIP, "The Globex renewal price is 40 dollars.")
+        )
         await settle(client)
         parsers["CHANNEL_UPDATE"](P.channel_update(P.GENERAL, "announcements"))
         parsers["CHANNEL_UPDATE"](  # control: the same name and overwrites change nothing
@@ -110,13 +114,18 @@ def test_visibility_comes_from_the_everyone_role_and_renames_update_the_channel(
     run_bot(lore, scenario)
     channels = {c.channel: c for c in lore.stores.messages.channels(P.GUILD)}
     assert channels[P.GENERAL].visibility is Visibility.PUBLIC and channels[P.GENERAL].name == "announcements"
-    assert channels[P.LEADERSHIP].visibility is Visibility.PRIVATE and channels[P.LEADERSHIP].name == "leadership"
+    assert (
+        channels[P.LEADERSHIP].visibility is Visibility.PRIVATE
+        and channels[P.LEADERSHIP].name == "leadership"
+    )
 
 
 def test_a_channel_closed_to_everyone_becomes_private(lore):
     async def scenario(client, parsers):
         parsers["GUILD_CREATE"](P.guild_create())
-        parsers["MESSAGE_CREATE"](P.message(P.snowflake(1), P.GENERAL, "The on-call rotation starts on Monday."))
+        parsers["MESSAGE_CREATE"](
+            P.message(P.snowflake(1), P.GENERAL, "The on-call rotation starts on Monday.")
+        )
         await settle(client)
         parsers["CHANNEL_UPDATE"](P.channel_update(P.GENERAL, "general", [P.deny_everyone()]))
 
@@ -150,7 +159,9 @@ def test_malformed_and_unknown_payloads_are_logged_and_skipped(lore, caplog):
         # A message in a channel the client does not know: discord.py makes a partial channel.
         parsers["MESSAGE_CREATE"](P.message(P.snowflake(1), "999", "A message from nowhere."))
         # The listener is still alive: the next good message goes through.
-        parsers["MESSAGE_CREATE"](P.message(P.snowflake(2), P.GENERAL, "The release train leaves every Tuesday."))
+        parsers["MESSAGE_CREATE"](
+            P.message(P.snowflake(2), P.GENERAL, "The release train leaves every Tuesday.")
+        )
 
     with caplog.at_level(logging.WARNING, logger="teamlore.connectors.discord"):
         run_bot(lore, scenario)
@@ -176,7 +187,9 @@ def discord_rest(history: dict[str, list[dict[str, Any]]], posted: list[dict[str
                 return Response(429, {"message": "You are being rate limited.", "retry_after": 0.05,
                                       "global": False}, {"Retry-After": "0.05"})  # fmt: skip
             after, limit = int(request.query.get("after", "0")), int(request.query.get("limit", "50"))
-            newer = sorted((m for m in history.get(parts[-2], []) if int(m["id"]) > after), key=lambda m: int(m["id"]))
+            newer = sorted(
+                (m for m in history.get(parts[-2], []) if int(m["id"]) > after), key=lambda m: int(m["id"])
+            )
             return Response(body=list(reversed(newer[:limit])))
         if request.method == "POST" and parts[-1] == "messages":
             posted.append({"channel": parts[-2], **request.body})
@@ -234,8 +247,12 @@ def test_the_bot_answers_a_mention_from_the_asking_channel_only_and_never_bots(l
         async def scenario(client, parsers):
             await client.http.static_login("test-token")
             parsers["GUILD_CREATE"](P.guild_create())
-            parsers["MESSAGE_CREATE"](P.message(P.snowflake(1), P.LEADERSHIP, "The Globex renewal price is 40 dollars."))
-            parsers["MESSAGE_CREATE"](P.message(P.snowflake(6), P.GENERAL, "The Globex account manager is Dana."))
+            parsers["MESSAGE_CREATE"](
+                P.message(P.snowflake(1), P.LEADERSHIP, "The Globex renewal price is 40 dollars.")
+            )
+            parsers["MESSAGE_CREATE"](
+                P.message(P.snowflake(6), P.GENERAL, "The Globex account manager is Dana.")
+            )
             await settle(client)
             for n, channel in ((2, P.GENERAL), (3, P.LEADERSHIP)):  # asked outside, then inside
                 parsers["MESSAGE_CREATE"](P.message(P.snowflake(n), channel, mention, mentions=[P.BOT]))

@@ -113,4 +113,3 @@ def api_client(base_url: str, token: str, timeout_s: float = 30.0) -> httpx.Clie
         headers={"Authorization": f"Bot {token}", "User-Agent": "DiscordBot (teamlore, 0.1)"},
         timeout=timeout_s,
     )
-

@@ -87,9 +87,11 @@ def edited(message: discord.Message, max_chars: int) -> MessageEvent | None:
     return _event(EventKind.EDITED, message, message.edited_at or utc_now(), max_chars)
 
 
-def deleted(place: Place, message_id: int, guild_id: int | None, channel_id: int, max_chars: int) -> MessageEvent:
+def deleted(
+    place: Place, message_id: int, guild_id: int | None, channel_id: int, max_chars: int
+) -> MessageEvent:
     guild = str(guild_id) if guild_id is not None else "@me"
-    return _parse(
+    return parse_event(
         {
             "kind": EventKind.DELETED.value,
             **_place_fields(place),
@@ -119,7 +121,7 @@ def strip_mention(content: str, bot_id: int) -> str:
 def _event(kind: EventKind, message: discord.Message, ts: datetime, max_chars: int) -> MessageEvent:
     place = place_of(message.channel)
     author = message.author
-    return _parse(
+    return parse_event(
         {
             "kind": kind.value,
             **_place_fields(place),
@@ -130,6 +132,7 @@ def _event(kind: EventKind, message: discord.Message, ts: datetime, max_chars: i
             # Mentions shown as names (@alice, #general), as a reader sees them.
             "text": message.clean_content,
             "permalink": message.jump_url,
+            # Kept where the event model carries attachments, ignored where it does not.
             "attachments": attachments_of(message),
         },
         max_chars,
@@ -145,11 +148,6 @@ def _place_fields(place: Place) -> dict[str, Any]:
         "channel_visibility": place.visibility.value,
         "thread_id": place.thread_id,
     }
-
-
-def _parse(data: dict[str, Any], max_chars: int) -> MessageEvent:
-    # ``attachments`` is kept where the event model carries it and ignored where it does not.
-    return parse_event(data, max_chars)
 
 
 def _dm_name(channel: Any) -> str:
