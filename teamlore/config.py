@@ -47,6 +47,44 @@ class Settings(BaseSettings):
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."
     )
 
+    # Slack (docs/connectors/slack.md). Secrets come only from the environment or .env.
+    slack_bot_token: str = Field("", description="Slack bot token (xoxb-...), from OAuth & Permissions.")
+    slack_signing_secret: str = Field(
+        "", description="Slack signing secret (Basic Information); verifies every HTTP event."
+    )
+    slack_app_token: str = Field("", description="Slack app-level token (xapp-...); needed for Socket Mode.")
+    slack_mode: Literal["http", "socket"] = Field(
+        "http", description="http: Slack posts events to this server. socket: Socket Mode, no public URL."
+    )
+    slack_host: str = Field("127.0.0.1", description="Address the Slack events endpoint listens on.")
+    slack_port: int = Field(3000, ge=1, le=65535, description="Port of the Slack events endpoint.")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")
+    slack_history_interval_s: float = Field(
+        60.0,
+        ge=0,
+        description="Seconds between history calls in a backfill: 60 for apps outside the Slack "
+        "Marketplace (conversations.history/.replies: 1 call a minute); 1.2 for Marketplace apps.",
+    )
+    slack_history_page_size: int = Field(
+        15,
+        ge=1,
+        le=999,
+        description="Messages a history call asks for: 15 outside the Marketplace, else 200.",
+    )
+
+    # Mattermost (docs/connectors/mattermost.md).
+    mattermost_url: str = Field("", description="Mattermost server URL, e.g. https://chat.example.com.")
+    mattermost_token: str = Field("", description="Access token of the Mattermost bot account.")
+    mattermost_workspace: str = Field(
+        "", description="Workspace id Mattermost channels are stored under (default: the server's host)."
+    )
+    mattermost_history_interval_s: float = Field(
+        0.0, ge=0, description="Seconds between history calls in a Mattermost backfill."
+    )
+    mattermost_history_page_size: int = Field(
+        200, ge=1, le=1000, description="Posts a Mattermost history call asks for."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

@@ -46,6 +46,6 @@ class EventSink:
         return Delivered(len(events), 0, 0)
 
     def update_channel(self, channel: Channel) -> None:
-        """A channel renamed or made private: its name and visibility change now, not at its next
-        message. Written directly in both modes: the channel table lives beside the messages."""
+        """A channel renamed (or its type changed) on the platform: no message says so, so the
+        channel record is written directly; every worker reads the same store."""
         self._lore.stores.messages.put_channel(channel)
