@@ -85,6 +85,32 @@ class Settings(BaseSettings):
         200, ge=1, le=1000, description="Posts a Mattermost history call asks for."
     )
 
+    # Discord (docs/connectors/discord.md).
+    discord_token: str = Field("", description="Discord bot token (Developer Portal, Bot page).")
+    discord_api_url: str = Field(
+        "https://discord.com/api/v10", description="Discord REST API base URL (history backfill)."
+    )
+    discord_backfill_on_join: bool = Field(
+        True, description="Backfill every channel the bot can read when it joins a server."
+    )
+
+    # Microsoft Teams (docs/connectors/teams.md).
+    teams_app_id: str = Field(
+        "", description="Microsoft App ID of the Azure Bot (its Entra app registration)."
+    )
+    teams_app_password: str = Field("", description="Client secret of that app registration.")
+    teams_tenant_id: str = Field(
+        "", description="Entra tenant id the bot (single-tenant) and Graph calls use."
+    )
+    teams_host: str = Field("127.0.0.1", description="Address the Teams messaging endpoint listens on.")
+    teams_port: int = Field(3978, ge=1, le=65535, description="Port of the Teams messaging endpoint.")
+    teams_graph_url: str = Field(
+        "https://graph.microsoft.com/v1.0", description="Microsoft Graph base URL (channel history)."
+    )
+    teams_team_id: str = Field(
+        "", description="Default team (its group id) for a Teams backfill given only a channel id."
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

@@ -148,6 +148,10 @@ def test_direct_messages_are_dm_and_attachments_are_recorded(lore):
     assert dm.visibility is Visibility.DM and dm.platform == "discord"
     message = lore.stores.messages.get_message("@me", dm_channel, P.snowflake(1))
     assert message.permalink == f"https://discord.com/channels/@me/{dm_channel}/{P.snowflake(1)}"
+    (found,) = lore.search_media_references(Scope("@me", [dm_channel]), "contract", kind="pdf")
+    assert (found.name, found.mime_type, found.size) == ("contract.pdf", "application/pdf", 48213)
+    assert found.url.endswith("/contract.pdf") and found.message_id == P.snowflake(1)
+    assert lore.search_media_references(Scope("@me", ["other"]), "contract") == []  # control: scope
 
 
 def test_malformed_and_unknown_payloads_are_logged_and_skipped(lore, caplog):
@@ -180,6 +184,10 @@ def discord_rest(history: dict[str, list[dict[str, Any]]], posted: list[dict[str
     def handle(request: Request) -> Response:
         if request.path.endswith("/users/@me"):
             return Response(body=P.BOT)
+        if request.path.endswith("/oauth2/applications/@me"):  # login reads the application
+            return Response(body={"id": P.BOT_ID, "name": "Teamlore", "description": "", "icon": None,
+                                  "bot_public": False, "bot_require_code_grant": False, "owner": P.ALICE,
+                                  "verify_key": "00", "flags": 0})  # fmt: skip
         parts = request.path.rstrip("/").split("/")
         if request.method == "GET" and parts[-1] == "messages":
             if not state["limited"]:

@@ -126,8 +126,17 @@ def test_messages_edits_and_soft_deletes_reach_the_fact_store(lore):
 
 
 def test_replies_carry_their_root_post_as_thread_and_membership_sets_visibility(lore):
+    shared = activity("message", "1772441000014", "The Q3 budget sheet is attached.")
+    shared["attachments"] = [
+        {
+            "contentType": "reference",
+            "contentUrl": "https://acme.sharepoint.com/sites/eng/Shared%20Documents/q3-budget.xlsx",
+            "name": "q3-budget.xlsx",
+        }
+    ]
     play(
         lore,
+        shared,
         activity("message", "1772441000010", "Which region for the new cluster?"),
         activity("message", "1772441000011", "The new cluster region is eu-west-1.", root="1772441000010"),
         activity(
@@ -154,6 +163,8 @@ def test_replies_carry_their_root_post_as_thread_and_membership_sets_visibility(
     channels = {c.channel: c.visibility for c in lore.stores.messages.channels(TENANT)}
     assert channels[GENERAL] is Visibility.PUBLIC and channels[BOARD] is Visibility.PRIVATE
     assert channels["19:unknowntype@thread.tacv2"] is Visibility.PRIVATE  # not known: the narrower audience
+    (sheet,) = lore.search_media_references(Scope(TENANT, [GENERAL]), "budget", kind="spreadsheet")
+    assert sheet.name == "q3-budget.xlsx" and sheet.message_id == "1772441000014"
 
 
 def test_a_personal_chat_is_dm(lore):

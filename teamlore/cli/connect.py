@@ -23,6 +23,8 @@ from teamlore.errors import InvalidInput
 PLATFORMS: dict[str, str] = {
     "slack": "teamlore.connectors.slack.runner",
     "mattermost": "teamlore.connectors.mattermost.runner",
+    "discord": "teamlore.connectors.discord.runner",
+    "teams": "teamlore.connectors.teams.runner",
 }
 
 

@@ -143,7 +143,11 @@ def _event(message: Any, channel: Mapping[str, Any], max_chars: int) -> Any:
             "ts": message.get("timestamp"),
             "text": message.get("content") if isinstance(message.get("content"), str) else "",
             "permalink": f"https://discord.com/channels/{channel['url_guild']}/{channel['own_id']}/{mid}",
-            "attachments": [_attachment(a) for a in message.get("attachments") or [] if isinstance(a, dict)],
+            "attachments": [
+                _attachment(a)
+                for a in message.get("attachments") or []
+                if isinstance(a, dict) and a.get("fileName")
+            ],
         },
         max_chars,
     )
@@ -154,7 +158,7 @@ def _attachment(data: Mapping[str, Any]) -> dict[str, Any]:
     size = data.get("fileSizeBytes")
     return {
         "name": name,
-        "type": mimetypes.guess_type(name)[0] or "",
+        "mime_type": mimetypes.guess_type(name)[0] or "",
         "size": size if isinstance(size, int) else None,
         "url": str(data.get("url") or ""),
     }

@@ -105,7 +105,7 @@ def deleted(
 
 def attachments_of(message: discord.Message) -> list[dict[str, Any]]:
     return [
-        {"name": a.filename, "type": a.content_type or "", "size": a.size, "url": a.url}
+        {"name": a.filename, "mime_type": a.content_type or "", "size": a.size, "url": a.url}
         for a in message.attachments
     ]
 

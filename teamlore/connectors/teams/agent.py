@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.activity import Activity
 from microsoft_agents.hosting.core import ActivityHandler, MessageFactory, TurnContext
 
 from teamlore.app import Teamlore
@@ -32,8 +32,10 @@ from teamlore.domain import EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import InvalidInput, TeamloreError
 
 log = logging.getLogger(__name__)
-# Channel id -> membershipType, for channels whose activities do not say (filled from Graph).
-MembershipLookup = Callable[[str], str | None]
+# (tenant, channel id) -> the visibility known from elsewhere (a Graph backfill recorded the
+# channel's membershipType), for channels whose activities do not carry it.
+KnownVisibility = Callable[[str, str], Visibility | None]
+OnJoin = Callable[[str], object]  # told a team's group id when the bot is added to the team
 
 
 class TeamloreTeamsAgent(ActivityHandler):
@@ -41,14 +43,16 @@ class TeamloreTeamsAgent(ActivityHandler):
         self,
         lore: Teamlore,
         *,
-        membership: MembershipLookup | None = None,
+        known_visibility: KnownVisibility | None = None,
         worker: SerialWorker | None = None,
+        on_join: OnJoin | None = None,
     ) -> None:
         self.lore = lore
         self.sink = EventSink(lore)
         self.answerer = ChannelAnswerer(lore)
         self.worker = worker or SerialWorker()
-        self._membership = membership or (lambda channel_id: None)
+        self._known = known_visibility or (lambda tenant, channel_id: None)
+        self._on_join = on_join
 
     async def on_turn(self, turn_context: TurnContext) -> None:
         try:
@@ -90,6 +94,14 @@ class TeamloreTeamsAgent(ActivityHandler):
             return
         await super().on_conversation_update_activity(turn_context)
 
+    async def on_members_added_activity(self, members_added: list[Any], turn_context: TurnContext) -> None:
+        activity = turn_context.activity
+        bot = activity.recipient.id if activity.recipient is not None else None
+        team = str((_channel_data(activity).get("team") or {}).get("aadGroupId") or "")
+        if self._on_join is not None and team and any(m.id == bot for m in members_added):
+            log.info("teams: added to team %s; backfill queued", team)
+            self._on_join(team)
+
     async def on_unrecognized_activity_type(self, turn_context: TurnContext) -> None:
         log.info("teams: activity type %r skipped", turn_context.activity.type)
 
@@ -108,8 +120,9 @@ class TeamloreTeamsAgent(ActivityHandler):
             chat_id = str(activity.conversation.id).split(";")[0]
             return Place(tenant, chat_id, str(activity.conversation.name or ""), Visibility.DM)
         channel_id = str(channel["id"])
-        membership = channel.get("membershipType") or channel.get("type") or self._membership(channel_id)
-        return Place(tenant, channel_id, str(channel.get("name") or ""), visibility_of(membership))
+        membership = channel.get("membershipType") or channel.get("type")
+        visibility = visibility_of(membership) if membership else self._known(tenant, channel_id)
+        return Place(tenant, channel_id, str(channel.get("name") or ""), visibility or visibility_of(None))
 
     def _event(self, kind: EventKind, activity: Activity) -> MessageEvent:
         place = self._place(activity)
@@ -193,6 +206,3 @@ def _root_id(activity: Activity) -> str | None:
     """A channel reply's conversation id ends with ``;messageid=<root post id>``."""
     _, _, root = str(activity.conversation.id).partition(";messageid=")
     return root or activity.reply_to_id or None
-
-
-__all__ = ["TeamloreTeamsAgent", "ActivityTypes"]

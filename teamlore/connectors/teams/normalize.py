@@ -121,8 +121,10 @@ def attachments_of(items: Any) -> list[dict[str, Any]]:
         kind = data.get("contentType") or data.get("content_type") or ""
         if kind.startswith("application/vnd.microsoft.card") or kind == "messageReference":
             continue  # cards and quoted replies are not files
-        name = data.get("name") or ""
         url = data.get("contentUrl") or data.get("content_url") or ""
-        if name or url:
-            found.append({"name": name, "type": kind, "size": None, "url": url})
+        name = data.get("name") or url.rstrip("/").rpartition("/")[2]
+        if name:
+            # "reference" is Teams' word for a linked file, not a mime type: the name says the kind.
+            mime = "" if kind == "reference" else kind
+            found.append({"name": name, "mime_type": mime, "size": None, "url": url})
     return found
