@@ -379,3 +379,61 @@ def test_graph_refuses_to_send_its_token_to_another_host(lore):
         assert first.next_cursor is not None and first.next_cursor.startswith(server.url)  # control
         with pytest.raises(BackendUnavailable, match="outside the configured Graph host"):
             history("https://attacker.example/v1.0/teams/x/channels/y/messages?$skiptoken=1")
+
+
+def test_the_messaging_endpoint_takes_activities_over_http_and_replies_through_the_connector(lore):
+    """The whole hosted path: POST /api/messages (the SDK's aiohttp hosting and JWT middleware),
+    the reply posted to the activity's serviceUrl as the Bot Connector REST API expects."""
+    from aiohttp import ClientSession, web
+    from microsoft_agents.authentication.msal import MsalConnectionManager
+    from microsoft_agents.hosting.aiohttp import CloudAdapter
+    from microsoft_agents.hosting.core import AgentAuthConfiguration
+
+    from teamlore.connectors.teams.runner import MESSAGES_PATH, web_app
+
+    async def serve(app: web.Application) -> tuple[web.AppRunner, str]:
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+
+    async def main() -> tuple[list[tuple[str, dict[str, Any]]], list[int]]:
+        posted: list[tuple[str, dict[str, Any]]] = []
+
+        async def connector(request: web.Request) -> web.Response:
+            posted.append((request.path, await request.json()))
+            return web.json_response({"id": "reply-1"})
+
+        connector_app = web.Application()
+        connector_app.router.add_post("/{tail:.*}", connector)
+        connector_runner, connector_url = await serve(connector_app)
+        statuses = []
+        for anonymous in (False, True):  # control first: without a token the endpoint refuses
+            auth = AgentAuthConfiguration(anonymous_allowed=anonymous)
+            manager = MsalConnectionManager(connections_configurations={"SERVICE_CONNECTION": auth})
+            agent = TeamloreTeamsAgent(lore)
+            runner, url = await serve(web_app(agent, CloudAdapter(connection_manager=manager), auth))
+            fact = activity("message", "1772441000060", "The Globex renewal price is 40 dollars.")
+            question = activity(
+                "message", "1772441000061", "what is the Globex renewal price?", mention_bot=True
+            )
+            async with ClientSession() as session:
+                for payload in (fact, question, {"type": 5, "conversation": {"id": "c"}}):
+                    payload["serviceUrl"] = f"{connector_url}/"
+                    async with session.post(url + MESSAGES_PATH, json=payload) as response:
+                        statuses.append(response.status)
+            await agent.worker.close()
+            await runner.cleanup()
+        await connector_runner.cleanup()
+        return posted, statuses
+
+    posted, statuses = asyncio.run(main())
+    assert statuses == [401, 401, 401, 202, 202, 400]  # refused without a token; a bad body is a 400
+    (path, reply) = posted[0], posted[0][1]
+    assert (
+        len(posted) == 1
+        and path[0] == f"/v3/conversations/{GENERAL};messageid=1772441000061/activities/1772441000061"
+    )
+    assert "40 dollars" in reply["text"] and reply["replyToId"] == "1772441000061"
+    assert reply["from"]["id"] == BOT["id"] and reply["textFormat"] == "markdown"

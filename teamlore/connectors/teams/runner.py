@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable
 
 from aiohttp import web
@@ -66,7 +67,10 @@ def web_app(
             return web.json_response({"error": "not an activity"}, status=400)
 
     app = web.Application(middlewares=[jwt_authorization_middleware])
-    app["agent_configuration"] = auth
+    with warnings.catch_warnings():
+        # The SDK's JWT middleware looks its configuration up by this plain string key.
+        warnings.simplefilter("ignore", web.NotAppKeyWarning)
+        app["agent_configuration"] = auth
     app.router.add_post(MESSAGES_PATH, messages)
     return app
 
