@@ -253,6 +253,9 @@ def test_a_mention_is_answered_in_its_thread_from_the_asking_channel_only(endpoi
             **extra,
         }
         before = len(slack.posted)
+        # Slack sends the mention twice: as a message (to capture) and as app_mention (to answer).
+        as_message = {**mention, "type": "message", "channel_type": "channel" if channel == "C1" else "group"}
+        assert endpoint.post(envelope(as_message, event_id + "m")).status_code == 200
         assert endpoint.post(envelope(mention, event_id)).status_code == 200
         assert len(slack.posted) == before + 1
         return slack.posted[-1]
@@ -264,6 +267,9 @@ def test_a_mention_is_answered_in_its_thread_from_the_asking_channel_only(endpoi
     assert "40 dollars" in inside["text"] and inside["thread_ts"] == ts(JAN5)
     assert f"<https://acme.slack.com/archives/CPRIV/p{JAN5}000100|" in inside["text"]
     assert "/archives/C1/" not in inside["text"]
+    assert (
+        slack_lore.stores.messages.get_message(TEAM, "C1", ts(JAN5 + 100)) is None
+    )  # questions are not facts
 
 
 def test_mentions_from_bots_get_no_answer(endpoint, slack, slack_lore):

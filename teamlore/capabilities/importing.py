@@ -56,6 +56,7 @@ class Source:
 
 def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
     from teamlore.connectors import slack_export
+    from teamlore.connectors.mattermost import bulk_export as mattermost_export
 
     if not path.exists():
         raise ExportError(f"{path} does not exist")
@@ -65,11 +66,17 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             slack_export.read_slack_export(path, max_chars, workspace),
             slack_export.count_slack_messages(path),
         )
+    if mattermost_export.is_mattermost_export(path):
+        return Source(
+            "mattermost export",
+            mattermost_export.read_mattermost_export(path, max_chars, workspace),
+            mattermost_export.count_mattermost_posts(path),
+        )
     if path.is_file():
         return Source("events file", read_events_file(path, max_chars), count_lines(path))
     raise ExportError(
-        f"{path} is neither an events file (JSON Lines) nor a Slack export "
-        "(a zip or folder with channels.json)"
+        f"{path} is neither an events file (JSON Lines), a Slack export "
+        "(a zip or folder with channels.json) nor a Mattermost bulk export (JSON Lines or its zip)"
     )
 
 

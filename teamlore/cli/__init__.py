@@ -60,8 +60,10 @@ PROGRESS_THRESHOLD = 300
 
 @app.command("import")
 def import_command(
-    path: Annotated[Path, typer.Argument(help="Events file (.jsonl) or Slack export (zip/folder).")],
-    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack export.")] = None,
+    path: Annotated[
+        Path, typer.Argument(help="Events file (.jsonl), Slack export (zip/folder) or Mattermost bulk export.")
+    ],
+    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack or Mattermost export.")] = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> int:

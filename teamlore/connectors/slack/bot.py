@@ -72,6 +72,10 @@ class SlackBot:
         with _skipping_bad(event):
             channel = self.directory.channel(_text(event, "channel"), event.get("channel_type"))
             found = message_event(event, channel, self._context(_team(body)))
+            if found is not None and f"<@{self.directory.identity().bot_user_id}" in found.text:
+                # A question to the bot (answered on app_mention) is not knowledge: kept out, it
+                # would be cited as its own answer.
+                return
             if found is not None:
                 self._sink.deliver([found])
 

@@ -107,6 +107,7 @@ def backfill(
         interval_s=interval,
         created=info.created,
         skip_authors=(identity.bot_user_id, identity.bot_id),
+        bot_user_id=identity.bot_user_id,
     )
     say(
         f"backfilling #{name} ({channel}): one history call every {interval:g} s, {size} messages a call "
