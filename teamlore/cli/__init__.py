@@ -61,9 +61,9 @@ PROGRESS_THRESHOLD = 300
 @app.command("import")
 def import_command(
     path: Annotated[
-        Path, typer.Argument(help="Events file (.jsonl), Slack export (zip/folder) or Mattermost bulk export.")
+        Path, typer.Argument(help="Events file (.jsonl), Slack export (zip/folder), Mattermost export.")
     ],
-    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack or Mattermost export.")] = None,
+    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack/Mattermost export.")] = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> int:

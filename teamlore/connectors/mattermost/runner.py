@@ -13,8 +13,8 @@ from mattermostautodriver import TypedDriver
 from mattermostautodriver.exceptions import InvalidMattermostError
 
 from teamlore.app import Teamlore
-from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.backfill import BackfillReport, run_backfill
+from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.mattermost.directory import MattermostDirectory
 from teamlore.connectors.mattermost.history import MattermostHistory
@@ -56,7 +56,8 @@ def listen(lore: Teamlore, say: Say) -> None:
     backfills = BackgroundBackfills(lambda _ws, channel: backfill(lore, channel, say=say))
     listener = MattermostListener(lore, driver, settings.mattermost_url, workspace, on_join=backfills.submit)
     say(
-        f"Mattermost {settings.mattermost_url} as @{listener.directory.me.get('username')}: workspace {workspace}"
+        f"Mattermost {settings.mattermost_url} as @{listener.directory.me.get('username')}: "
+        f"workspace {workspace}"
     )
     try:
         asyncio.run(listener.run())
