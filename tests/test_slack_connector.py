@@ -105,7 +105,7 @@ def endpoint(slack_lore, slack) -> Iterator[Endpoint]:
     # The listener finishes before Bolt answers, so a test reads the store right after the POST.
     bot = SlackBot(slack_lore, client, process_before_response=True)
     server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
     server.shutdown()
@@ -333,7 +333,7 @@ def test_joining_a_channel_backfills_it_in_the_background(slack, slack_lore):
     )
     bot = SlackBot(slack_lore, client, on_join=jobs.submit, process_before_response=True)
     server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
         someone = {"type": "member_joined_channel", "user": "U1", "channel": "C1", "channel_type": "C"}
