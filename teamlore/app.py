@@ -49,6 +49,7 @@ class Teamlore:
             clock=clock,
             review=self.stores.review,
             tombstones=self.stores.tombstones,
+            ledger=self.stores.ledger,
         )
         self.reader = FactReader(
             self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock
@@ -89,9 +90,7 @@ class Teamlore:
     ) -> list[MediaReference]:
         return search_media_references(self.stores.messages, scope, query, kind, limit)
 
-    def recent_activity(
-        self, scope: Scope, since: datetime | None = None, limit: int = 50
-    ) -> list[Activity]:
+    def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:

@@ -145,6 +145,14 @@ class MessageStore(Protocol):
     ) -> list[MediaReference]: ...
 
 
+class EventLedger(Protocol):
+    """Idempotency keys of the events applied, written in the same transaction as their effects."""
+
+    def seen(self, key: str) -> bool: ...
+
+    def record(self, key: str, outcome: str, at: datetime) -> None: ...
+
+
 class AuditLog(Protocol):
     def append(self, event: AuditEvent) -> int: ...
 

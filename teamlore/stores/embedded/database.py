@@ -120,6 +120,10 @@ CREATE TABLE IF NOT EXISTS dirty_facts (
 );
 INSERT OR IGNORE INTO counters VALUES ('dirty_seq', 0);
 
+-- Idempotency keys of applied events (MessageEvent.idempotency_key); orphans are kept apart.
+CREATE TABLE IF NOT EXISTS event_ledger (
+    key TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS backfill_checkpoints (
     platform TEXT NOT NULL, workspace TEXT NOT NULL, channel TEXT NOT NULL,
     cursor TEXT NOT NULL, done INTEGER NOT NULL, fetched INTEGER NOT NULL, updated_at INTEGER NOT NULL,
