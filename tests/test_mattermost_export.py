@@ -24,7 +24,10 @@ def export_lines() -> list[dict[str, Any]]:
         {"type": "version", "version": 1, "info": {"generator": "mmctl", "version": "10.5.0"}},
         {"type": "team", "team": {"name": "acme", "display_name": "Acme", "type": "O"}},
         {"type": "channel", "channel": {"team": "acme", "name": "eng", "display_name": "Eng", "type": "O"}},
-        {"type": "channel", "channel": {"team": "acme", "name": "deals", "display_name": "Deals", "type": "P"}},
+        {
+            "type": "channel",
+            "channel": {"team": "acme", "name": "deals", "display_name": "Deals", "type": "P"},
+        },
         {"type": "user", "user": {"username": "alice", "email": "alice@example.com"}},
         {
             "type": "post",
@@ -35,22 +38,34 @@ def export_lines() -> list[dict[str, Any]]:
                 "message": "Which database for the billing service?",
                 "create_at": JAN5_MS,
                 "replies": [
-                    {"user": "bob", "message": "We chose Postgres for the billing service.",
-                     "create_at": JAN5_MS + 60_000,
-                     "attachments": [{"path": "data/2026/01/05/abc/billing-schema.png"}]},
+                    {
+                        "user": "bob",
+                        "message": "We chose Postgres for the billing service.",
+                        "create_at": JAN5_MS + 60_000,
+                        "attachments": [{"path": "data/2026/01/05/abc/billing-schema.png"}],
+                    },
                 ],
             },
         },
         {
             "type": "post",
-            "post": {"team": "acme", "channel": "deals", "user": "bob", "create_at": JAN5_MS + 1,
-                     "message": "The Globex renewal price is 40 dollars per seat."},
+            "post": {
+                "team": "acme",
+                "channel": "deals",
+                "user": "bob",
+                "create_at": JAN5_MS + 1,
+                "message": "The Globex renewal price is 40 dollars per seat.",
+            },
         },
         {"type": "direct_channel", "direct_channel": {"members": ["alice", "bob"]}},
         {
             "type": "direct_post",
-            "direct_post": {"channel_members": ["bob", "alice"], "user": "alice", "create_at": JAN5_MS + 2,
-                            "message": "The launch date is 12 May."},
+            "direct_post": {
+                "channel_members": ["bob", "alice"],
+                "user": "alice",
+                "create_at": JAN5_MS + 2,
+                "message": "The launch date is 12 May.",
+            },
         },
         {"type": "post", "post": {"team": "acme", "channel": "eng", "message": "no user", "create_at": 5}},
     ]
@@ -75,7 +90,11 @@ def test_posts_replies_channels_and_attachments_become_events(tmp_path):
     errors = [(i.location, str(i.error)) for i in items if i.error]
     assert errors == [("e.jsonl:10", "post has no user")]
     parent, reply, deal, direct = events
-    assert (parent.workspace, parent.channel, parent.channel_visibility) == ("acme", "acme/eng", Visibility.PUBLIC)
+    assert (parent.workspace, parent.channel, parent.channel_visibility) == (
+        "acme",
+        "acme/eng",
+        Visibility.PUBLIC,
+    )
     assert reply.thread_id == parent.message_id == f"{JAN5_MS}-alice"
     assert [(a.name, a.mime_type, a.kind.value) for a in reply.attachments] == [
         ("billing-schema.png", "image/png", "image")

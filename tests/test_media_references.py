@@ -19,8 +19,16 @@ SHOT = {"name": "error_screenshot.png", "mime_type": "image/png", "size": 9_000,
 
 
 def test_files_are_found_by_name_and_type_only_inside_the_scope(lore):
-    put(lore, event("See the plan.", channel="CPRIV", channel_visibility="private", message_id="m1",
-                    attachments=[PDF, SHOT]))
+    put(
+        lore,
+        event(
+            "See the plan.",
+            channel="CPRIV",
+            channel_visibility="private",
+            message_id="m1",
+            attachments=[PDF, SHOT],
+        ),
+    )
     inside = lore.search_media_references(Scope(WS, ["CPRIV"]), "roadmap")
     assert [(r.name, r.kind, r.size, r.url) for r in inside] == [
         ("Q3 roadmap.pdf", AttachmentKind.PDF, 52_000, "https://x/f1")
@@ -50,8 +58,16 @@ def test_an_edit_without_files_keeps_them_and_one_with_files_replaces_them(lore)
     put(lore, event("See the plan.", message_id="m1", attachments=[PDF]))
     put(lore, event("See the new plan.", kind="message.edited", message_id="m1", ts="2026-01-05T11:00:00Z"))
     assert [r.name for r in lore.search_media_references(Scope(WS, ["C1"]), "roadmap")] == ["Q3 roadmap.pdf"]
-    put(lore, event("See the new plan.", kind="message.edited", message_id="m1", ts="2026-01-05T12:00:00Z",
-                    attachments=[SHOT]))
+    put(
+        lore,
+        event(
+            "See the new plan.",
+            kind="message.edited",
+            message_id="m1",
+            ts="2026-01-05T12:00:00Z",
+            attachments=[SHOT],
+        ),
+    )
     assert lore.search_media_references(Scope(WS, ["C1"]), "roadmap") == []
     assert len(lore.search_media_references(Scope(WS, ["C1"]), "screenshot")) == 1
 

@@ -31,7 +31,7 @@ from teamlore.connectors.slack_export import SlackContext
 from teamlore.domain import Scope, Visibility
 from teamlore.errors import InvalidInput
 
-from .fake_slack import BOT_ID, BOT_USER, SECRET, TEAM, TOKEN, FakeSlack, sign
+from .fake_slack import APP_TOKEN, BOT_ID, BOT_USER, SECRET, TEAM, TOKEN, FakeSlack, SocketModeServer, sign
 
 JAN5 = 1767607200  # 2026-01-05T10:00:00Z
 
@@ -471,3 +471,35 @@ def test_connect_slack_backfill_from_the_command_line(slack, tmp_path, monkeypat
     assert json.loads(result.stdout)["C1"]["total_fetched"] == 7
     unknown = CliRunner().invoke(cli_app, ["connect", "irc", "--data-dir", str(data)])
     assert unknown.exit_code != 0
+
+
+def test_socket_mode_receives_events_over_the_websocket_and_acknowledges_them(slack, slack_lore):
+    with SocketModeServer() as link:
+        slack.socket_url = link.url
+        bot = SlackBot(
+            slack_lore, WebClient(token=TOKEN, base_url=slack.base_url), process_before_response=True
+        )
+        handler = runner.socket_mode(bot.app, APP_TOKEN)
+        handler.connect()
+        try:
+            for _ in range(250):
+                if link.connected:
+                    break
+                time.sleep(0.02)
+            event = envelope(message(ts(JAN5), "The launch date is 12 May."))
+            link.send(
+                {
+                    "envelope_id": "env-1",
+                    "type": "events_api",
+                    "accepts_response_payload": False,
+                    "payload": event,
+                }
+            )
+            for _ in range(500):
+                if link.acks:
+                    break
+                time.sleep(0.02)
+        finally:
+            handler.close()
+    assert [a.get("envelope_id") for a in link.acks] == ["env-1"]
+    assert statements(slack_lore) == ["The launch date is 12 May."]
