@@ -503,3 +503,33 @@ def test_socket_mode_receives_events_over_the_websocket_and_acknowledges_them(sl
             handler.close()
     assert [a.get("envelope_id") for a in link.acks] == ["env-1"]
     assert statements(slack_lore) == ["The launch date is 12 May."]
+
+
+def test_acknowledged_first_then_applied_in_the_order_slack_sent(slack, slack_lore):
+    """The production setting: Bolt answers Slack at once; listeners run after, one at a time."""
+    bot = SlackBot(slack_lore, WebClient(token=TOKEN, base_url=slack.base_url))
+    server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
+        created = envelope(message(ts(JAN5), "The launch date is 12 May."))
+        changed = {
+            "type": "message",
+            "subtype": "message_changed",
+            "channel": "C1",
+            "ts": ts(JAN5 + 300, 5),
+            "message": {
+                **message(ts(JAN5), "The launch date is 19 May."),
+                "edited": {"user": "U1", "ts": ts(JAN5 + 300)},
+            },
+        }
+        assert endpoint.post(created).status_code == 200
+        assert endpoint.post(envelope(changed, "Ev2")).status_code == 200
+        for _ in range(500):
+            if statements(slack_lore) == ["The launch date is 19 May."]:
+                break
+            time.sleep(0.02)
+        assert statements(slack_lore) == ["The launch date is 19 May."]
+    finally:
+        server.shutdown()
+        server.server_close()
