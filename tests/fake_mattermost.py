@@ -157,7 +157,9 @@ class FakeMattermost:
 
     async def _channel(self, request: web.Request) -> web.Response:
         found = self.channels.get(request.match_info["channel_id"])
-        return _json(found) if found else _error(404, "app.channel.get.existing.app_error")
+        if found is None:
+            return _error(404, "app.channel.get.existing.app_error")
+        return _json({**found, "total_msg_count": len(self.posts.get(found["id"], []))})
 
     async def _member(self, request: web.Request) -> web.Response:
         channel, user = request.match_info["channel_id"], request.match_info["user_id"]

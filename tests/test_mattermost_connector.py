@@ -262,6 +262,7 @@ def test_a_backfill_pages_back_by_post_id_and_waits_out_a_429(mm, mm_lore):
     befores = [call.get("before") for call in mm.post_calls]
     assert befores[0] is None and all(befores[1:]) and all(call["per_page"] == "5" for call in mm.post_calls)
     assert len(statements(mm_lore)) == 12
+    assert "of about 14 (the server's count)" in said[1]  # the channel's posts, system and own included
     assert "done" in said[-1]
 
 

@@ -35,7 +35,9 @@ def channel_from(found: dict[str, Any]) -> MattermostChannel:
     name = str(found.get("name") or "")
     if visibility is Visibility.DM:
         name = f"dm-{channel_id}"  # a direct channel's name is its members' ids
-    return MattermostChannel(channel_id, name, visibility, str(found.get("team_id") or ""))
+    total = found.get("total_msg_count")
+    total = total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None
+    return MattermostChannel(channel_id, name, visibility, str(found.get("team_id") or ""), total)
 
 
 class MattermostDirectory:

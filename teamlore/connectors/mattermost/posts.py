@@ -22,6 +22,7 @@ class MattermostChannel:
     name: str
     visibility: Visibility
     team_id: str  # "" for direct and group messages
+    total_posts: int | None = None  # the server's count (total_msg_count), for a backfill's progress
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,8 @@ def _backfill(
     say(f"backfilling #{found.name} ({channel}): {settings.mattermost_history_page_size} posts a call")
 
     def progress(pages: int, total: int, _per_page: float | None) -> None:
-        say(f"#{found.name}: {pages} call(s), {total} post(s) so far")
+        left = "" if found.total_posts is None else f" of about {found.total_posts} (the server's count)"
+        say(f"#{found.name}: {pages} call(s), {total} post(s) so far{left}")
 
     report = run_backfill(
         "mattermost",
