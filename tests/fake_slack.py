@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 TOKEN = "xoxb-test-token"
+APP_TOKEN = "xapp-test-token"
 SECRET = "test-signing-secret"
 TEAM = "T1"
 BOT_USER = "UBOT"
@@ -36,9 +37,10 @@ class FakeSlack:
         self.responses: list[dict[str, Any]] = []  # what came to a response_url
         self.rate_limit_calls: dict[int, int] = {}  # history/replies call number -> Retry-After
         self._history_calls = 0
+        self.socket_url = ""  # what apps.connections.open hands out (Socket Mode)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -153,10 +155,17 @@ class FakeSlack:
                 self._serve(args)
 
             def _serve(self, args: dict[str, Any]) -> None:
+                method = urlsplit(self.path).path.removeprefix("/api/")
+                if method == "apps.connections.open":
+                    ok = self.headers.get("Authorization") == f"Bearer {APP_TOKEN}"
+                    body = (
+                        {"ok": True, "url": fake.socket_url} if ok else {"ok": False, "error": "invalid_auth"}
+                    )
+                    self._send(200, body, {})
+                    return
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     self._send(200, {"ok": False, "error": "invalid_auth"}, {})
                     return
-                method = urlsplit(self.path).path.removeprefix("/api/")
                 self._send(*fake._answer(method, args))
 
             def _send(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
@@ -188,3 +197,73 @@ def sign(body: bytes, timestamp: int, secret: str = SECRET) -> dict[str, str]:
     base = b"v0:" + str(timestamp).encode() + b":" + body
     digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
     return {"X-Slack-Request-Timestamp": str(timestamp), "X-Slack-Signature": f"v0={digest}"}
+
+
+class SocketModeServer:
+    """Slack's Socket Mode end: "hello", then envelopes the test sends; records the acks."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self._asyncio = asyncio
+        self.acks: list[dict[str, Any]] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._sockets: list[Any] = []
+        self._runner: Any = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/link"
+
+    def __enter__(self) -> SocketModeServer:
+        self._thread.start()
+        self._asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+    def send(self, envelope: dict[str, Any]) -> None:
+        async def push() -> None:
+            for socket in list(self._sockets):
+                await socket.send_str(json.dumps(envelope))
+
+        self._asyncio.run_coroutine_threadsafe(push(), self._loop).result(10)
+
+    @property
+    def connected(self) -> int:
+        return len(self._sockets)
+
+    async def _start(self) -> None:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_get("/link", self._link)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    async def _stop(self) -> None:
+        for socket in list(self._sockets):
+            await socket.close()
+        await self._runner.cleanup()
+
+    async def _link(self, request: Any) -> Any:
+        from aiohttp import WSMsgType, web
+
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        self._sockets.append(socket)
+        await socket.send_str(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}}))
+        async for message in socket:
+            if message.type == WSMsgType.TEXT:
+                self.acks.append(json.loads(message.data))
+        self._sockets.remove(socket)
+        return socket

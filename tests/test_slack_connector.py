@@ -31,7 +31,7 @@ from teamlore.connectors.slack_export import SlackContext
 from teamlore.domain import Scope, Visibility
 from teamlore.errors import InvalidInput
 
-from .fake_slack import BOT_ID, BOT_USER, SECRET, TEAM, TOKEN, FakeSlack, sign
+from .fake_slack import APP_TOKEN, BOT_ID, BOT_USER, SECRET, TEAM, TOKEN, FakeSlack, SocketModeServer, sign
 
 JAN5 = 1767607200  # 2026-01-05T10:00:00Z
 
@@ -105,7 +105,7 @@ def endpoint(slack_lore, slack) -> Iterator[Endpoint]:
     # The listener finishes before Bolt answers, so a test reads the store right after the POST.
     bot = SlackBot(slack_lore, client, process_before_response=True)
     server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
     server.shutdown()
@@ -253,6 +253,9 @@ def test_a_mention_is_answered_in_its_thread_from_the_asking_channel_only(endpoi
             **extra,
         }
         before = len(slack.posted)
+        # Slack sends the mention twice: as a message (to capture) and as app_mention (to answer).
+        as_message = {**mention, "type": "message", "channel_type": "channel" if channel == "C1" else "group"}
+        assert endpoint.post(envelope(as_message, event_id + "m")).status_code == 200
         assert endpoint.post(envelope(mention, event_id)).status_code == 200
         assert len(slack.posted) == before + 1
         return slack.posted[-1]
@@ -264,6 +267,9 @@ def test_a_mention_is_answered_in_its_thread_from_the_asking_channel_only(endpoi
     assert "40 dollars" in inside["text"] and inside["thread_ts"] == ts(JAN5)
     assert f"<https://acme.slack.com/archives/CPRIV/p{JAN5}000100|" in inside["text"]
     assert "/archives/C1/" not in inside["text"]
+    assert (
+        slack_lore.stores.messages.get_message(TEAM, "C1", ts(JAN5 + 100)) is None
+    )  # questions are not facts
 
 
 def test_mentions_from_bots_get_no_answer(endpoint, slack, slack_lore):
@@ -327,7 +333,7 @@ def test_joining_a_channel_backfills_it_in_the_background(slack, slack_lore):
     )
     bot = SlackBot(slack_lore, client, on_join=jobs.submit, process_before_response=True)
     server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
         someone = {"type": "member_joined_channel", "user": "U1", "channel": "C1", "channel_type": "C"}
@@ -465,3 +471,65 @@ def test_connect_slack_backfill_from_the_command_line(slack, tmp_path, monkeypat
     assert json.loads(result.stdout)["C1"]["total_fetched"] == 7
     unknown = CliRunner().invoke(cli_app, ["connect", "irc", "--data-dir", str(data)])
     assert unknown.exit_code != 0
+
+
+def test_socket_mode_receives_events_over_the_websocket_and_acknowledges_them(slack, slack_lore):
+    with SocketModeServer() as link:
+        slack.socket_url = link.url
+        bot = SlackBot(
+            slack_lore, WebClient(token=TOKEN, base_url=slack.base_url), process_before_response=True
+        )
+        handler = runner.socket_mode(bot.app, APP_TOKEN)
+        handler.connect()
+        try:
+            for _ in range(250):
+                if link.connected:
+                    break
+                time.sleep(0.02)
+            event = envelope(message(ts(JAN5), "The launch date is 12 May."))
+            link.send(
+                {
+                    "envelope_id": "env-1",
+                    "type": "events_api",
+                    "accepts_response_payload": False,
+                    "payload": event,
+                }
+            )
+            for _ in range(500):
+                if link.acks:
+                    break
+                time.sleep(0.02)
+        finally:
+            handler.close()
+    assert [a.get("envelope_id") for a in link.acks] == ["env-1"]
+    assert statements(slack_lore) == ["The launch date is 12 May."]
+
+
+def test_acknowledged_first_then_applied_in_the_order_slack_sent(slack, slack_lore):
+    """The production setting: Bolt answers Slack at once; listeners run after, one at a time."""
+    bot = SlackBot(slack_lore, WebClient(token=TOKEN, base_url=slack.base_url))
+    server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
+        created = envelope(message(ts(JAN5), "The launch date is 12 May."))
+        changed = {
+            "type": "message",
+            "subtype": "message_changed",
+            "channel": "C1",
+            "ts": ts(JAN5 + 300, 5),
+            "message": {
+                **message(ts(JAN5), "The launch date is 19 May."),
+                "edited": {"user": "U1", "ts": ts(JAN5 + 300)},
+            },
+        }
+        assert endpoint.post(created).status_code == 200
+        assert endpoint.post(envelope(changed, "Ev2")).status_code == 200
+        for _ in range(500):
+            if statements(slack_lore) == ["The launch date is 19 May."]:
+                break
+            time.sleep(0.02)
+        assert statements(slack_lore) == ["The launch date is 19 May."]
+    finally:
+        server.shutdown()
+        server.server_close()

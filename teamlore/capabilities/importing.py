@@ -57,6 +57,7 @@ class Source:
 def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
     from teamlore.connectors import slack_export
     from teamlore.connectors.discord import export as discord_export
+    from teamlore.connectors.mattermost import bulk_export as mattermost_export
     from teamlore.connectors.teams import export as teams_export
 
     if not path.exists():
@@ -79,11 +80,18 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             teams_export.read_teams_export(path, max_chars, workspace),
             teams_export.count_teams_messages(path),
         )
+    if mattermost_export.is_mattermost_export(path):
+        return Source(
+            "mattermost export",
+            mattermost_export.read_mattermost_export(path, max_chars, workspace),
+            mattermost_export.count_mattermost_posts(path),
+        )
     if path.is_file():
         return Source("events file", read_events_file(path, max_chars), count_lines(path))
     raise ExportError(
         f"{path} is neither an events file (JSON Lines), a Slack export (a zip or folder with "
-        "channels.json), a DiscordChatExporter JSON file nor a Graph channel-messages JSON file"
+        "channels.json), a Mattermost bulk export (JSON Lines or its zip), a DiscordChatExporter "
+        "JSON file nor a Graph channel-messages JSON file"
     )
 
 

@@ -63,12 +63,13 @@ def import_command(
     path: Annotated[
         Path,
         typer.Argument(
-            help="Events file (.jsonl), Slack export (zip/folder), DiscordChatExporter JSON or Graph "
-            "channel-messages JSON (file or folder)."
+            help="Events file (.jsonl), Slack export (zip/folder), Mattermost export, "
+            "DiscordChatExporter JSON or Graph channel-messages JSON (file or folder)."
         ),
     ],
     workspace: Annotated[
-        str | None, typer.Option(help="Workspace id for a Slack export; the tenant id for Graph JSON.")
+        str | None,
+        typer.Option(help="Workspace id for a Slack/Mattermost export; the tenant id for Graph JSON."),
     ] = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -53,6 +54,9 @@ class SlackBot:
             signing_secret=lore.settings.slack_signing_secret,
             process_before_response=process_before_response,
             logger=log,
+            # Bolt acknowledges at once and runs listeners after; one worker keeps them in the
+            # order Slack sent them, so an edit is never applied before the message it changes.
+            listener_executor=ThreadPoolExecutor(max_workers=1, thread_name_prefix="teamlore-slack"),
         )
         self.app.event("message")(self._message)
         self.app.event("app_mention")(self._mention)
@@ -72,6 +76,10 @@ class SlackBot:
         with _skipping_bad(event):
             channel = self.directory.channel(_text(event, "channel"), event.get("channel_type"))
             found = message_event(event, channel, self._context(_team(body)))
+            if found is not None and f"<@{self.directory.identity().bot_user_id}" in found.text:
+                # A question to the bot (answered on app_mention) is not knowledge: kept out, it
+                # would be cited as its own answer.
+                return
             if found is not None:
                 self._sink.deliver([found])
 

@@ -66,6 +66,7 @@ class SlackHistory:
         interval_s: float,
         created: float | None = None,
         skip_authors: Collection[str] = (),
+        bot_user_id: str = "",
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client = client
@@ -75,6 +76,7 @@ class SlackHistory:
         self._interval_s = interval_s
         self._created = created
         self._skip = frozenset(a for a in skip_authors if a)
+        self._mention = f"<@{bot_user_id}" if bot_user_id else None
         self._monotonic = monotonic
         self._state = _State()
         self._history_calls = self._threads_found = 0
@@ -126,6 +128,8 @@ class SlackHistory:
         for message in messages:
             if message.get("user") in self._skip or message.get("bot_id") in self._skip:
                 continue  # the bot's own answers are not knowledge
+            if self._mention and self._mention in str(message.get("text") or ""):
+                continue  # nor are the questions put to it
             try:
                 found = message_event(message, self._channel, self._context)
             except InvalidInput as exc:

@@ -42,6 +42,13 @@ def events_app(app: App, path: str = EVENTS_PATH) -> Callable:
     return serve
 
 
+def socket_mode(app: App, app_token: str):
+    """Bolt's Socket Mode handler: events over a websocket Slack opens, no public URL needed."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    return SocketModeHandler(app, require(app_token, "TEAMLORE_SLACK_APP_TOKEN", "Socket Mode, xapp-..."))
+
+
 def client_for(lore: Teamlore) -> WebClient:
     token = require(lore.settings.slack_bot_token, "TEAMLORE_SLACK_BOT_TOKEN", "the bot token, xoxb-...")
     return WebClient(token=token, base_url=lore.settings.slack_api_url)
@@ -57,11 +64,11 @@ def listen(lore: Teamlore, say: Say) -> None:
     bot = SlackBot(lore, client, on_join=backfills.submit)
     team = bot.directory.identity().team_id
     if settings.slack_mode == "socket":
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        app_token = require(settings.slack_app_token, "TEAMLORE_SLACK_APP_TOKEN", "Socket Mode, xapp-...")
         say(f"Slack workspace {team}: listening through Socket Mode")
-        SocketModeHandler(bot.app, app_token).start()
+        try:
+            socket_mode(bot.app, settings.slack_app_token).start()
+        finally:
+            backfills.close()
         return
     require(settings.slack_signing_secret, "TEAMLORE_SLACK_SIGNING_SECRET", "verifies Slack's requests")
     server = http_server(events_app(bot.app), settings.slack_host, settings.slack_port)
@@ -107,6 +114,7 @@ def backfill(
         interval_s=interval,
         created=info.created,
         skip_authors=(identity.bot_user_id, identity.bot_id),
+        bot_user_id=identity.bot_user_id,
     )
     say(
         f"backfilling #{name} ({channel}): one history call every {interval:g} s, {size} messages a call "
