@@ -11,6 +11,7 @@ from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
 from teamlore.capabilities.media import search_media_references
+from teamlore.capabilities.pages import PageReader
 from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
 from teamlore.domain import AttachmentKind, MediaReference, ReadView, Scope
@@ -75,6 +76,7 @@ class Teamlore:
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
         )
+        self.pages = PageReader(self.stores.pages)
         self.pipeline.notify = self.wiki.note_changes
         self.review.notify = self.wiki.note_changes
         self.access = Access(

@@ -111,6 +111,12 @@ class Settings(BaseSettings):
         "", description="Default team (its group id) for a Teams backfill given only a channel id."
     )
 
+    mcp_token: str = Field(
+        "",
+        description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "
+        "request brings its own (Authorization: Bearer).",
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"
