@@ -11,10 +11,11 @@ from teamlore.capabilities.activity import Activity, recent_activity
 from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
+from teamlore.capabilities.media import search_media_references
 from teamlore.capabilities.pages import PageReader
 from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
-from teamlore.domain import ReadView, Scope
+from teamlore.domain import AttachmentKind, MediaReference, ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
@@ -111,6 +112,11 @@ class Teamlore:
 
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)
+
+    def search_media_references(
+        self, scope: Scope, query: str, kind: AttachmentKind | str | None = None, limit: int = 50
+    ) -> list[MediaReference]:
+        return search_media_references(self.stores.messages, scope, query, kind, limit)
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)

@@ -65,6 +65,12 @@ def erase_author(
                     doomed.add(fact.fact_id)
                     lifecycle.reconsider_replaced(stores.facts, resolver_for(workspace), new, now, actor)
         report.messages = len(messages)
+        # File names can be personal data too: the erased person's attachments go with their text.
+        conn.execute(
+            "DELETE FROM message_attachments WHERE (workspace, channel, message_id) IN"
+            " (SELECT workspace, channel, message_id FROM messages WHERE workspace = ? AND author_id = ?)",
+            (workspace, author_id),
+        )
         conn.execute(
             "UPDATE messages SET text = '', author_name = '', content_hash = '',"
             " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",

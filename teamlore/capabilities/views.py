@@ -7,7 +7,7 @@ from typing import Any
 from teamlore.capabilities.activity import Activity
 from teamlore.capabilities.answers import Answer
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
-from teamlore.domain import Fact, Source
+from teamlore.domain import Fact, MediaReference, Source
 from teamlore.stores.protocols import AuditEvent, ReviewItem
 from teamlore.timeutil import SENTINEL, iso
 from teamlore.wiki.model import PageVersion
@@ -161,4 +161,20 @@ def activity_json(activity: Activity) -> dict[str, object]:
             {"fact_id": v.fact.fact_id, "text": v.fact.statement, "status": v.fact.status.value}
             for v in activity.facts
         ],
+    }
+
+
+def media_json(ref: MediaReference) -> dict[str, object]:
+    return {
+        "name": ref.name,
+        "kind": ref.kind.value,
+        "mime_type": ref.mime_type,
+        "size": ref.size,
+        "url": ref.url,
+        "channel": ref.channel,
+        "message_id": ref.message_id,
+        "thread_id": ref.thread_id,
+        "author_name": ref.author_name,
+        "ts": iso(ref.ts),
+        "permalink": ref.permalink,
     }

@@ -19,7 +19,7 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import asking, curation, mcp_command, production, weaviate
+from teamlore.cli import asking, connect, curation, mcp_command, media, production, weaviate
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -52,6 +52,8 @@ app.add_typer(tokens_app, name="tokens")
 curation.register(app, facts_app)
 production.register(app)
 asking.register(app)
+media.register(app)
+connect.register(app)
 mcp_command.register(app)
 weaviate.register(app)
 # Imports larger than this show a progress bar.
@@ -60,8 +62,17 @@ PROGRESS_THRESHOLD = 300
 
 @app.command("import")
 def import_command(
-    path: Annotated[Path, typer.Argument(help="Events file (.jsonl) or Slack export (zip/folder).")],
-    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack export.")] = None,
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="Events file (.jsonl), Slack export (zip/folder), Mattermost export, "
+            "DiscordChatExporter JSON or Graph channel-messages JSON (file or folder)."
+        ),
+    ],
+    workspace: Annotated[
+        str | None,
+        typer.Option(help="Workspace id for a Slack/Mattermost export; the tenant id for Graph JSON."),
+    ] = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> int:

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
+from teamlore.domain import (
+    Attachment,
+    AttachmentKind,
+    Channel,
+    Fact,
+    MediaReference,
+    Message,
+    ResolvedView,
+    Scope,
+    Source,
+)
 
 if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
     from teamlore.wiki.model import PageRef, PageVersion, Route
@@ -136,6 +146,15 @@ class MessageStore(Protocol):
     def author_names(self, workspace: str) -> frozenset[str]: ...
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
+
+    def put_attachments(
+        self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
+    ) -> None: ...
+
+    # Raw: scope compiled in; read only through capabilities.media.search_media_references.
+    def _media_references(
+        self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
+    ) -> list[MediaReference]: ...
 
 
 class EventLedger(Protocol):

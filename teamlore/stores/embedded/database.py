@@ -33,6 +33,13 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (workspace, channel, message_id)
 );
 CREATE INDEX IF NOT EXISTS messages_author ON messages (workspace, author_id);
+-- Files shared with a message (name, type, size, link; their content is not read).
+CREATE TABLE IF NOT EXISTS message_attachments (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, position INTEGER NOT NULL,
+    name TEXT NOT NULL, mime_type TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER, url TEXT NOT NULL,
+    PRIMARY KEY (workspace, channel, message_id, position)
+);
+CREATE INDEX IF NOT EXISTS message_attachments_kind ON message_attachments (workspace, channel, kind);
 
 CREATE TABLE IF NOT EXISTS fact_versions (
     vid INTEGER PRIMARY KEY,
