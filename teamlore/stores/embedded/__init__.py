@@ -8,6 +8,7 @@ from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
+from teamlore.stores.embedded.push import EmbeddedReplayGuard
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 from teamlore.stores.embedded.tokens import EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
@@ -27,6 +28,7 @@ class EmbeddedStores:
         self.pages = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
         self.tokens = EmbeddedTokenStore(self.db)
+        self.push_seen = EmbeddedReplayGuard(self.db)
 
     def transaction(self, savepoint: bool = False):
         return self.db.transaction(savepoint)
