@@ -62,7 +62,7 @@ def _relink(link: Token, message_urls: Mapping[str, str]) -> None:
 
 
 def _timeline_link(url: str) -> list[Token]:
-    opening = Token("link_open", "a", 1, attrs={"href": url, "class": "timeline"})
+    opening = Token("link_open", "a", 1, attrs={"href": url, "class": "fact-link"})
     return [
         Token("text", "", 0, content=" "),
         opening,
