@@ -69,7 +69,8 @@ def main() -> None:
                     sign_in(page, base, token)
                     continue
                 page.goto(base + path)
-                page.screenshot(path=str(args.out / f"{name}.png"), full_page=True)
+                # Long lists (activity) are shown by their first screenful.
+                page.screenshot(path=str(args.out / f"{name}.png"), full_page=name != "activity")
                 print(f"{name}: {args.out / (name + '.png')}")
             browser.close()
         lore.close()

@@ -39,7 +39,13 @@ def when(moment_: datetime | None) -> str:
     return moment_.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def web_link(url: str | None) -> str | None:
+    """A permalink as a link only when it is http(s): message fields are data, never script."""
+    return url if url and url.lower().startswith(("https://", "http://")) else None
+
+
 templates.env.filters["when"] = when
+templates.env.filters["web_link"] = web_link
 templates.env.filters["day"] = lambda m: "open" if m is None or m == SENTINEL else m.strftime("%Y-%m-%d")
 
 
