@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +25,7 @@ from teamlore.web.auth import CSRF_COOKIE, TOKEN_COOKIE
 
 from .conftest import WS, Clock, event
 from .helpers import put
+from .redis_server import free_port
 from .web_server import serving
 
 
@@ -281,3 +286,30 @@ def test_admin_erase_removes_a_persons_text_everywhere(tmp_path, embedder):
     text = sqlite3.connect(settings.db_path).execute("SELECT text FROM messages WHERE message_id='m1'")
     assert "Zed" not in (text.fetchone()[0] or "")
     lore.close()
+
+
+def test_teamlore_serve_starts_the_api_and_the_wiki(tmp_path):
+    port = free_port()
+    env = {**os.environ, "TEAMLORE_DATA_DIR": str(tmp_path / "served")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+                time.sleep(0.2)
+        assert health.json() == {"status": "ok"}
+        assert httpx.get(f"http://127.0.0.1:{port}/docs").status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{port}/wiki").status_code == 303  # to the login form
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
