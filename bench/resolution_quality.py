@@ -57,7 +57,12 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=None, help="Only this corpus.")
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args()
-    runs = [(args.corpus, PEOPLE)] if args.corpus else [(CORPUS, PEOPLE), (HOLDOUT, HOLDOUT_PEOPLE)]
+    people_of = {CORPUS.name: PEOPLE, HOLDOUT.name: HOLDOUT_PEOPLE}
+    runs = (
+        [(args.corpus, people_of.get(args.corpus.name, PEOPLE))]
+        if args.corpus
+        else [(CORPUS, PEOPLE), (HOLDOUT, HOLDOUT_PEOPLE)]
+    )
     for corpus, people in runs:
         report = evaluate(HeuristicResolver(people), corpus)
         print(

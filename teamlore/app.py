@@ -54,6 +54,7 @@ class Teamlore:
             clock=clock,
             review=self.stores.review,
             tombstones=self.stores.tombstones,
+            ledger=self.stores.ledger,
         )
         self.reader = FactReader(
             self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock
@@ -115,9 +116,7 @@ class Teamlore:
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)
 
-    def recent_activity(
-        self, scope: Scope, since: datetime | None = None, limit: int = 50
-    ) -> list[Activity]:
+    def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:

@@ -23,8 +23,8 @@ class Settings(BaseSettings):
     )
     embedding_api_key: str = Field("", description="API key for the embeddings endpoint.")
     embedding_model: str = Field("text-embedding-3-small", description="Embedding model name.")
-    embedding_timeout_s: float = Field(30.0, gt=0)
-    embedding_batch_size: int = Field(64, ge=1, le=2048)
+    embedding_timeout_s: float = Field(30.0, gt=0, description="Seconds before an embeddings request fails.")
+    embedding_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embeddings request.")
     max_message_chars: int = Field(
         40_000, ge=1, description="Longer messages are rejected as bad input (Slack's own limit)."
     )
@@ -53,6 +53,12 @@ class Settings(BaseSettings):
     push_max_events: int = Field(500, ge=1, le=10_000, description="Most events one push may carry.")
     push_max_bytes: int = Field(
         5_000_000, ge=1_000, description="Largest push body in bytes; a bigger one is refused (413)."
+    )
+
+    mcp_token: str = Field(
+        "",
+        description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "
+        "request brings its own (Authorization: Bearer).",
     )
 
     @property

@@ -102,6 +102,19 @@ class MessageEvent(BaseModel):
         return self
 
     @property
+    def idempotency_key(self) -> str:
+        """Names this event and nothing else: platform, workspace, channel, message id and edit
+        version. The edit version is the kind, the time the platform gave this version and a hash
+        of its text, so a re-delivery has the same key and an edit (or an export re-imported
+        after an edit) a new one."""
+        version = (
+            "deleted"
+            if self.kind is EventKind.DELETED
+            else (f"{self.kind.value}@{self.ts.isoformat()}#{message_hash(self.text)[:16]}")
+        )
+        return "\x1f".join((self.platform, self.workspace, self.channel, self.message_id, version))
+
+    @property
     def thread_key(self) -> str | None:
         """The thread this message belongs to; a thread's parent is its own key."""
         return self.thread_id

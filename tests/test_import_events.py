@@ -85,7 +85,7 @@ def test_importing_the_same_file_twice_changes_nothing(lore):
     computed = lore.embedder.stats.computed
     second = _import(lore, SAMPLE)
     assert second.facts_created == 0 and second.evidence_added == 0 and second.retracted == 0
-    assert set(second.outcomes) <= {"unchanged", "already_deleted"}
+    assert set(second.outcomes) <= {"duplicate", "unchanged", "already_deleted"}
     assert _counts(lore) == before
     assert lore.embedder.stats.computed == computed  # no passage embedded twice
 
@@ -139,10 +139,13 @@ def test_a_deleted_message_stays_gone_when_imported_again(lore, tmp_path):
     created = _line(text="The vendor contract with Initech ends in May.")
     deleted = _line(kind="message.deleted", ts="2026-01-06T10:00:00Z", text="")
     (tmp_path / "a.jsonl").write_text(created + "\n" + deleted + "\n")
-    (tmp_path / "b.jsonl").write_text(created + "\n")
+    # The same create again is a duplicate by its key; a create with other text (an export taken
+    # after an edit) is a new version, refused because the message was deleted.
+    later = _line(text="The vendor contract with Initech ends in June.")
+    (tmp_path / "b.jsonl").write_text(created + "\n" + later + "\n")
     _import(lore, tmp_path / "a.jsonl")
     again = _import(lore, tmp_path / "b.jsonl")
-    assert dict(again.outcomes) == {"already_deleted": 1}
+    assert dict(again.outcomes) == {"duplicate": 1, "already_deleted": 1}
     assert lore.reader.search("Initech vendor contract", Scope(WS, ["C1"])).hits == ()
     row = sqlite3.connect(lore.settings.db_path).execute("SELECT text FROM messages").fetchone()
     assert row == ("",)  # the deleted text is not kept

@@ -111,7 +111,7 @@ def test_a_deleted_message_reimported_stays_gone(lore, tmp_path):
     )
     _import(lore, tmp_path, created, _event("message.deleted", "1.1", "2026-01-11T10:00:00Z"))
     again = _import(lore, tmp_path, created)
-    assert dict(again.outcomes) == {"already_deleted": 1}
+    assert dict(again.outcomes) == {"duplicate": 1}  # by its idempotency key; nothing re-applied
     assert _texts(lore, "Initech vendor contract") == []
 
 

@@ -62,23 +62,24 @@ def test_an_interrupted_reindex_resumes_after_its_last_checkpoint(make_lore, mon
     assert len(lore.reader.list(Scope(WS, ["C1"])).hits) == 3
 
 
-def test_the_reindex_command_resumes_from_its_checkpoint_and_removes_it(make_lore, tmp_path, capsys):
+def test_the_reindex_command_resumes_from_its_checkpoint_and_then_starts_over(make_lore, tmp_path, capsys):
     from teamlore.cli import main
+    from teamlore.stores.protocols import Checkpoint
 
     lore = make_lore("cli", extractor=NothingExtractor())
     put(lore, event("We decided Redis is the queue.", message_id="1.0001"))
     put(lore, event("The office lease ends in December.", message_id="2.0001"))
+    # As an interrupted run leaves it: the first message's batch committed.
+    lore.stores.checkpoints.put("reindex", WS, "C1", Checkpoint("1.0001", False, 1), lore.clock())
     lore.close()
-    data_dir = tmp_path / "cli"
-    mark = data_dir / "reindex" / f"{WS}--C1.cursor"
-    mark.parent.mkdir()
-    mark.write_text("1.0001")  # as an interrupted run leaves it
-    args = ["reindex", "-w", WS, "-c", "C1", "--data-dir", str(data_dir), "--json"]
-    with pytest.raises(SystemExit) as done:
-        main(args)
-    assert done.value.code == 0 and not mark.exists()
-    assert json.loads(capsys.readouterr().out)["C1"]["messages"] == 1  # only what came after
-    mark.write_text("1.0001")
-    with pytest.raises(SystemExit):
-        main([*args, "--restart"])
-    assert json.loads(capsys.readouterr().out)["C1"]["messages"] == 2 and not mark.exists()
+    args = ["reindex", "-w", WS, "-c", "C1", "--data-dir", str(tmp_path / "cli"), "--json"]
+
+    def run(*extra: str) -> int:
+        with pytest.raises(SystemExit) as done:
+            main([*args, *extra])
+        assert done.value.code == 0
+        return json.loads(capsys.readouterr().out)["C1"]["messages"]
+
+    assert run() == 1  # only what came after the checkpoint
+    assert run() == 2  # the last run finished: the next one starts over
+    assert run("--restart") == 2

@@ -102,9 +102,7 @@ def ask(
     facts = relevant(question, result.hits)[:k]
     if not facts:
         channels = ", ".join(sorted(scope.channels))
-        return Answer(
-            question, f"Nothing known about that in {channels}.", False, (), "none", result.receipt
-        )
+        return Answer(question, f"Nothing known about that in {channels}.", False, (), "none", result.receipt)
     extractive = ExtractiveComposer()
     chosen = composer or extractive
     note = None

@@ -7,7 +7,7 @@ from typing import Any
 from teamlore.capabilities.activity import Activity
 from teamlore.capabilities.answers import Answer
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
-from teamlore.capabilities.pages import AsOf, PageDiff, PageEntry, VersionEntry
+from teamlore.capabilities.pages import AsOf, PageDiff, PageListing, VersionEntry
 from teamlore.domain import Channel, Fact, Message, Source
 from teamlore.stores.protocols import AuditEvent, ReviewItem, TokenRecord
 from teamlore.timeutil import SENTINEL, iso
@@ -165,7 +165,7 @@ def activity_json(activity: Activity) -> dict[str, object]:
     }
 
 
-def page_entry_json(entry: PageEntry) -> dict[str, object]:
+def page_listing_json(entry: PageListing) -> dict[str, object]:
     page = entry.page
     return {
         "page_id": page.page_id,

@@ -1,4 +1,4 @@
-"""The production pipeline's commands: worker, beat, status."""
+"""The production pipeline's commands: worker, beat, status, doctor."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def register(app: typer.Typer) -> None:
     app.command("worker")(worker)
     app.command("beat")(beat)
     app.command("status")(status)
+    app.command("doctor")(doctor)
 
 
 def worker(
@@ -79,3 +80,29 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
             markup=False,
         )
     return 0
+
+
+def doctor(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this check (repeat); e.g. redis, workers.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Check the configuration and every configured service; say what is wrong and how to fix it."""
+    from teamlore.doctor import run_checks, select
+
+    checks = run_checks(checks=select(only))
+    if as_json:
+        emit_json(
+            [
+                {"name": c.name, "ok": c.ok, "warning": c.warning, "detail": c.detail, "fix": c.fix}
+                for c in checks
+            ]
+        )
+    else:
+        for c in checks:
+            mark = "ok  " if c.ok and not c.warning else ("warn" if c.ok else "FAIL")
+            out.print(f"{mark} {c.name}: {c.detail}", markup=False)
+            if c.fix and (c.warning or not c.ok):
+                out.print(f"     fix: {c.fix}", markup=False, style="dim")
+    return 0 if all(c.ok for c in checks) else 1

@@ -1,18 +1,22 @@
 """``teamlore reindex``: extract again from the stored raw messages, with progress; an interrupted
-run resumes where it stopped (a checkpoint per channel in the data dir, removed when done)."""
+run resumes where it stopped (a checkpoint per channel in the store's checkpoint table, under the
+source name "reindex"; a finished run is marked done, so the next one starts over)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Annotated
-from urllib.parse import quote
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from teamlore.app import Teamlore
 from teamlore.cli.support import Channels, DataDir, JsonFlag, Workspace, emit_json, err, open_lore, out
 from teamlore.domain import Scope
+from teamlore.stores.protocols import Checkpoint
+from teamlore.timeutil import utc_now
+
+# The checkpoint store is keyed by source; re-indexing is a source of its own.
+SOURCE = "reindex"
 
 
 def register(app: typer.Typer) -> None:
@@ -28,33 +32,13 @@ def reindex(
 ) -> int:
     """Re-extract facts from the stored raw messages of the channels (safe to interrupt: run it
     again to resume)."""
-    from teamlore.workers.reindex import reindex_channel
-
     scope = Scope(workspace or "", channel or [])
     lore = open_lore(data_dir)
     data = {}
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} messages"))
     with Progress(*columns, TimeElapsedColumn(), console=err, transient=True, disable=as_json) as bar:
         for name in sorted(scope.channels):
-            mark = _checkpoint(lore.settings.data_dir, scope.workspace, name)
-            after = "" if restart or not mark.exists() else mark.read_text().strip()
-            if after:
-                err.print(f"{name}: resuming after message {after}", markup=False)
-            task = bar.add_task(f"re-indexing {name}", total=None)
-            report = reindex_channel(
-                scope.workspace,
-                name,
-                lore.pipeline,
-                progress=lambda n, task=task: bar.advance(task, n),
-                after=after,
-                checkpoint=lambda last, mark=mark: _save(mark, last),
-            )
-            mark.unlink(missing_ok=True)
-            data[name] = {
-                "messages": report.messages,
-                "created": report.created,
-                "retracted": report.retracted,
-            }
+            data[name] = _reindex_channel(lore, bar, scope.workspace, name, restart)
     lore.wiki.flush(everything=True)
     if as_json:
         emit_json(data)
@@ -68,12 +52,26 @@ def reindex(
     return 0
 
 
-def _checkpoint(data_dir: Path, workspace: str, channel: str) -> Path:
-    return data_dir / "reindex" / f"{quote(workspace, safe='')}--{quote(channel, safe='')}.cursor"
+def _reindex_channel(lore: Teamlore, bar: Progress, workspace: str, channel: str, restart: bool) -> dict:
+    from teamlore.workers.reindex import reindex_channel
 
+    checkpoints = lore.stores.checkpoints
+    saved = None if restart else checkpoints.get(SOURCE, workspace, channel)
+    resume = saved is not None and not saved.done
+    if resume:
+        err.print(f"{channel}: resuming after message {saved.cursor}", markup=False)
+    task = bar.add_task(f"re-indexing {channel}", total=None)
+    read = saved.fetched if resume else 0
 
-def _save(mark: Path, last: str) -> None:
-    mark.parent.mkdir(parents=True, exist_ok=True)
-    spare = mark.with_suffix(".tmp")
-    spare.write_text(last)
-    os.replace(spare, mark)
+    def advance(count: int) -> None:
+        nonlocal read
+        read += count
+        bar.advance(task, count)
+
+    def mark(last: str) -> None:  # after each committed batch
+        checkpoints.put(SOURCE, workspace, channel, Checkpoint(last, False, read), utc_now())
+
+    after = saved.cursor if resume else ""
+    report = reindex_channel(workspace, channel, lore.pipeline, advance, after, mark)
+    checkpoints.put(SOURCE, workspace, channel, Checkpoint("", True, read), utc_now())
+    return {"messages": report.messages, "created": report.created, "retracted": report.retracted}

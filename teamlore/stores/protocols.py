@@ -126,6 +126,14 @@ class MessageStore(Protocol):
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
 
+class EventLedger(Protocol):
+    """Idempotency keys of the events applied, written in the same transaction as their effects."""
+
+    def seen(self, key: str) -> bool: ...
+
+    def record(self, key: str, outcome: str, at: datetime) -> None: ...
+
+
 class AuditLog(Protocol):
     def append(self, event: AuditEvent) -> int: ...
 
@@ -159,6 +167,23 @@ class Tombstones(Protocol):
     def add(self, workspace: str, channel: str, content_hash: str, reason: str, at: datetime) -> None: ...
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a channel's backfill stopped: the platform's own cursor, and whether it finished."""
+
+    cursor: str
+    done: bool
+    fetched: int
+
+
+class CheckpointStore(Protocol):
+    def get(self, platform: str, workspace: str, channel: str) -> Checkpoint | None: ...
+
+    def put(
+        self, platform: str, workspace: str, channel: str, checkpoint: Checkpoint, at: datetime
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

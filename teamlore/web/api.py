@@ -85,29 +85,34 @@ def activity(
 
 @router.get("/pages", tags=["wiki"], summary="Pages of the channels")
 def pages(request: Request, who: Caller = scoped()) -> list[dict[str, Any]]:
-    return [views.page_entry_json(e) for e in lore_of(request).pages.list(who.read_scope)]
+    return [views.page_listing_json(e) for e in lore_of(request).pages.list(who.read_scope)]
 
 
-@router.get("/pages/{slug}", tags=["wiki"], summary="One page (one channel): current, a version, or as of")
+@router.get(
+    "/pages/{slug}",
+    tags=["wiki"],
+    summary="One page: current, a version, as known at a time, or rendered for what was true at a date",
+)
 def page(
     request: Request,
     slug: str,
     version: Annotated[int | None, Query(ge=1)] = None,
-    as_of: Time = None,
+    as_of: Annotated[str | None, Query(description="Render the page from the facts true then.")] = None,
+    known_at: Annotated[str | None, Query(description="The version the wiki showed then.")] = None,
     who: Caller = scoped(),
 ) -> dict[str, Any]:
     reader = lore_of(request).pages
     when = moment(as_of, "as_of")
     if when is not None:
-        if version is not None:
-            raise InvalidInput("give version or as_of, not both")
-        return views.as_of_json(reader.as_of(who.read_scope, slug, when))
-    return views.page_json(reader.get(who.read_scope, slug, version))
+        if version is not None or known_at is not None:
+            raise InvalidInput("give one of version, as_of and known_at")
+        return views.as_of_json(reader.render_as_of(slug, who.read_scope, when))
+    return views.page_json(reader.get(slug, who.read_scope, version, moment(known_at, "known_at")))
 
 
 @router.get("/pages/{slug}/versions", tags=["wiki"], summary="A page's stored versions, newest first")
 def page_versions(request: Request, slug: str, who: Caller = scoped()) -> list[dict[str, Any]]:
-    return views.page_versions_json(lore_of(request).pages.versions(who.read_scope, slug))
+    return views.page_versions_json(lore_of(request).pages.versions(slug, who.read_scope))
 
 
 @router.get("/pages/{slug}/diff", tags=["wiki"], summary="What changed between two versions of a page")
@@ -118,7 +123,7 @@ def page_diff(
     to_version: Annotated[int, Query(alias="to", ge=1)],
     who: Caller = scoped(),
 ) -> dict[str, Any]:
-    return views.diff_json(lore_of(request).pages.diff(who.read_scope, slug, from_version, to_version))
+    return views.diff_json(lore_of(request).pages.diff(slug, who.read_scope, from_version, to_version))
 
 
 @router.get("/facts/{fact_id}", tags=["read"], summary="One fact as it stood at a moment")

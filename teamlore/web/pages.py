@@ -239,14 +239,14 @@ def page(
 ) -> HTMLResponse:
     lore = lore_of(request)
     scope = who.read_scope
-    current = lore.pages.get(scope, slug)
+    current = lore.pages.get(slug, scope)
     when_ = moment(as_of, "as of")
     stored_then = None
     if when_ is not None:
-        as_of_view = lore.pages.as_of(scope, slug, when_)
+        as_of_view = lore.pages.render_as_of(slug, scope, when_)
         shown, stored_then = as_of_view.rendered, as_of_view.stored_version
     else:
-        shown = lore.pages.get(scope, slug, version)
+        shown = lore.pages.get(slug, scope, version)
     context = {
         "channel": channel,
         "name": _names(lore, scope).get(channel, channel),
@@ -287,15 +287,15 @@ def page_history(
     who: Caller = scoped(),
 ) -> HTMLResponse:
     lore = lore_of(request)
-    versions = lore.pages.versions(who.read_scope, slug)
-    current = lore.pages.get(who.read_scope, slug)
+    versions = lore.pages.versions(slug, who.read_scope)
+    current = lore.pages.get(slug, who.read_scope)
     diff = None
     if len(versions) > 1:
         newer = to_version or versions[0].version
         older = from_version or next((v.version for v in versions if v.version < newer), versions[-1].version)
         if older == newer:
             raise InvalidInput("pick two different versions to compare")
-        diff = lore.pages.diff(who.read_scope, slug, older, newer)
+        diff = lore.pages.diff(slug, who.read_scope, older, newer)
     context = {
         "channel": channel,
         "name": _names(lore, who.read_scope).get(channel, channel),

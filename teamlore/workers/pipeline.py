@@ -28,7 +28,7 @@ from teamlore.domain import (
 from teamlore.embedding import CachedEmbedder
 from teamlore.errors import TeamloreError
 from teamlore.extraction import Extractor
-from teamlore.stores.protocols import FactBackend, MessageStore, ReviewQueue, Tombstones
+from teamlore.stores.protocols import EventLedger, FactBackend, MessageStore, ReviewQueue, Tombstones
 from teamlore.workers import lifecycle, mutations
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 class Outcome(StrEnum):
     STORED = "stored"  # new message, facts extracted
     NOOP = "noop"  # new message, nothing worth a fact in it
+    DUPLICATE = "duplicate"  # this very event (same idempotency key) was applied before
     UNCHANGED = "unchanged"  # seen before with the same text: idempotent re-delivery
     EDITED = "edited"
     DELETED = "deleted"
@@ -92,6 +93,8 @@ class PipelineDeps:
     notify: Callable[[list[str]], None] | None = None
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
+    # Idempotency keys of applied events; None: rely on the message store's own checks only.
+    ledger: EventLedger | None = None
 
     _resolvers: dict[str, HeuristicResolver] = field(default_factory=dict, repr=False)
 
@@ -151,7 +154,7 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                 )
             try:
                 with deps.transaction(savepoint=True):
-                    result = _apply(event, candidates, keys, deps)
+                    result = _apply_once(event, candidates, keys, deps)
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
                 results.append(result)
@@ -165,8 +168,10 @@ def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[l
     batch: dict[tuple[str, str, str], Message] = {}
     out: list[list[CandidateFact]] = []
     for event in events:
-        if event.kind is EventKind.DELETED:
-            out.append([])
+        if event.kind is EventKind.DELETED or (
+            deps.ledger is not None and deps.ledger.seen(event.idempotency_key)
+        ):
+            out.append([])  # nothing to extract (a re-delivery is refused again, in its savepoint)
             continue
         message = to_message(event)
         batch[(event.workspace, event.channel, event.message_id)] = message
@@ -176,6 +181,29 @@ def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[l
             parent = batch.get(key) or deps.messages.get_message(*key)
         out.append(list(deps.extractor.extract(message, parent).facts))
     return out
+
+
+# Not recorded as applied: an orphan may still meet its message, a failure was undone.
+_NOT_APPLIED = frozenset({Outcome.ORPHAN, Outcome.FAILED, Outcome.DUPLICATE})
+
+
+def _apply_once(
+    event: MessageEvent, candidates: list[CandidateFact], keys: dict[str, str], deps: PipelineDeps
+) -> IngestResult:
+    """Apply an event unless its idempotency key says it was applied already; the key is written
+    in the event's own savepoint, so the effects and the key land (or roll back) together."""
+    if deps.ledger is not None and deps.ledger.seen(event.idempotency_key):
+        return IngestResult(event, Outcome.DUPLICATE)
+    result = _apply(event, candidates, keys, deps)
+    if deps.ledger is not None and result.outcome not in _NOT_APPLIED:
+        deps.ledger.record(event.idempotency_key, result.outcome.value, deps.clock())
+    return result
+
+
+def record_orphan(event: MessageEvent, deps: PipelineDeps) -> None:
+    """An edit whose message never arrived within the wait: kept on record, not applied."""
+    if deps.ledger is not None:
+        deps.ledger.record(event.idempotency_key, Outcome.ORPHAN.value, deps.clock())
 
 
 def _apply(

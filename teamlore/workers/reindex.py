@@ -73,7 +73,7 @@ def reindex_channel(
                     report.retracted += len(result.retracted)
         report.messages += len(batch)
         after = batch[-1].message_id
-        if checkpoint:
-            checkpoint(after)
         if progress:
             progress(len(batch))
+        if checkpoint:
+            checkpoint(after)

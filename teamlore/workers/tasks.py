@@ -14,7 +14,7 @@ from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.domain import parse_event
 from teamlore.errors import InvalidInput
-from teamlore.workers.pipeline import Outcome, ingest
+from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 
 log = logging.getLogger(__name__)
 # An edit that arrives before its message is held this many times, ORPHAN_WAIT_S apart, then
@@ -44,6 +44,9 @@ def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
         # Held, not dropped: the message it edits may still be on its way.
         ingest_events.apply_async(args=[orphans, attempt + 1], countdown=ORPHAN_WAIT_S)
     elif orphans:
+        for result in results:
+            if result.outcome is Outcome.ORPHAN:
+                record_orphan(result.event, lore.pipeline)
         log.warning("%d edit(s) for messages never seen, recorded as orphans", len(orphans))
     counts: dict[str, int] = {}
     for r in results:

@@ -7,10 +7,14 @@ from pathlib import Path
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
-from teamlore.stores.embedded.messages import EmbeddedEmbeddingCache, EmbeddedMessageStore
+from teamlore.stores.embedded.messages import (
+    EmbeddedEmbeddingCache,
+    EmbeddedEventLedger,
+    EmbeddedMessageStore,
+)
 from teamlore.stores.embedded.push import EmbeddedReplayGuard
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
-from teamlore.stores.embedded.tokens import EmbeddedTokenStore
+from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 
 
@@ -22,6 +26,7 @@ class EmbeddedStores:
         self.audit = EmbeddedAuditLog(self.db)
         self.facts = EmbeddedFactBackend(self.db, self.audit)
         self.messages = EmbeddedMessageStore(self.db)
+        self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
         self.review = EmbeddedReviewQueue(self.db)
         self.tombstones = EmbeddedTombstones(self.db)
@@ -29,6 +34,7 @@ class EmbeddedStores:
         self.dirty = EmbeddedDirtySet(self.db)
         self.tokens = EmbeddedTokenStore(self.db)
         self.push_seen = EmbeddedReplayGuard(self.db)
+        self.checkpoints = EmbeddedCheckpointStore(self.db)
 
     def transaction(self, savepoint: bool = False):
         return self.db.transaction(savepoint)

@@ -113,6 +113,15 @@ CREATE TABLE IF NOT EXISTS dirty_facts (
 );
 INSERT OR IGNORE INTO counters VALUES ('dirty_seq', 0);
 
+-- Idempotency keys of applied events (MessageEvent.idempotency_key); orphans are kept apart.
+CREATE TABLE IF NOT EXISTS event_ledger (
+    key TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS backfill_checkpoints (
+    platform TEXT NOT NULL, workspace TEXT NOT NULL, channel TEXT NOT NULL,
+    cursor TEXT NOT NULL, done INTEGER NOT NULL, fetched INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, workspace, channel)
+);
 CREATE TABLE IF NOT EXISTS api_tokens (
     token_id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, workspace TEXT NOT NULL,
     channels TEXT NOT NULL, secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER

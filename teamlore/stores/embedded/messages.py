@@ -155,3 +155,23 @@ class EmbeddedEmbeddingCache:
                     for k, v in vectors.items()
                 ],
             )
+
+
+class EmbeddedEventLedger:
+    """Applied events by idempotency key. An orphan (an edit whose message never came) is recorded
+    but not "seen": if its message turns up later, a re-sent edit still applies."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def seen(self, key: str) -> bool:
+        row = self._db.conn.execute("SELECT outcome FROM event_ledger WHERE key = ?", (key,)).fetchone()
+        return row is not None and row[0] != "orphan"
+
+    def record(self, key: str, outcome: str, at: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO event_ledger VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
+                " SET outcome = excluded.outcome, at = excluded.at",
+                (key, outcome, to_micros(at)),
+            )

@@ -1,4 +1,4 @@
-"""API tokens in SQLite: hashes only."""
+"""Small operational records in SQLite: API tokens (hashes only) and backfill checkpoints."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 
 from teamlore.stores.embedded.database import Database
-from teamlore.stores.protocols import TokenRecord
+from teamlore.stores.protocols import Checkpoint, TokenRecord
 from teamlore.timeutil import from_micros, to_micros
 
 
@@ -63,3 +63,33 @@ def _record(row) -> TokenRecord:
         created_at=from_micros(row["created_at"]),
         revoked_at=None if row["revoked_at"] is None else from_micros(row["revoked_at"]),
     )
+
+
+class EmbeddedCheckpointStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, platform: str, workspace: str, channel: str) -> Checkpoint | None:
+        row = self._db.conn.execute(
+            "SELECT cursor, done, fetched FROM backfill_checkpoints"
+            " WHERE platform = ? AND workspace = ? AND channel = ?",
+            (platform, workspace, channel),
+        ).fetchone()
+        return None if row is None else Checkpoint(row[0], bool(row[1]), row[2])
+
+    def put(self, platform: str, workspace: str, channel: str, checkpoint: Checkpoint, at: datetime) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO backfill_checkpoints VALUES (?,?,?,?,?,?,?) ON CONFLICT"
+                " (platform, workspace, channel) DO UPDATE SET cursor = excluded.cursor,"
+                " done = excluded.done, fetched = excluded.fetched, updated_at = excluded.updated_at",
+                (
+                    platform,
+                    workspace,
+                    channel,
+                    checkpoint.cursor,
+                    int(checkpoint.done),
+                    checkpoint.fetched,
+                    to_micros(at),
+                ),
+            )

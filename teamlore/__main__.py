@@ -1,0 +1,3 @@
+from teamlore.cli import main
+
+main()

@@ -1,0 +1,46 @@
+"""Where a connector hands its events: Redis when configured, the inline pipeline otherwise.
+
+Connectors (live listeners, backfills, the push endpoint) call ``EventSink.deliver`` and never
+decide the transport themselves. Inline, due pages are rewritten after each batch, as the beat
+task would do in production.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from teamlore.app import Teamlore
+from teamlore.domain import MessageEvent
+from teamlore.workers.pipeline import ingest
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    ingested: int  # applied inline
+    enqueued: int  # handed to Redis
+    spooled: int  # written to the local spool while Redis is unreachable
+
+
+class EventSink:
+    def __init__(self, lore: Teamlore) -> None:
+        self._lore = lore
+        self._producer = None
+        if lore.settings.redis_url:
+            from teamlore.workers.producer import Producer  # only production needs Celery loaded
+
+            self._producer = Producer(lore.settings)
+
+    @property
+    def queued(self) -> bool:
+        return self._producer is not None
+
+    def deliver(self, events: Sequence[MessageEvent]) -> Delivered:
+        if not events:
+            return Delivered(0, 0, 0)
+        if self._producer is not None:
+            sent = self._producer.enqueue(list(events))
+            return Delivered(0, sent.sent + sent.replayed, sent.spooled)
+        ingest(list(events), self._lore.pipeline)
+        self._lore.wiki.flush()
+        return Delivered(len(events), 0, 0)

