@@ -141,6 +141,19 @@ def test_every_route_that_reads_a_channel_is_in_the_scope_table():
     assert _channel_routes() == set(ROUTES)
 
 
+def test_every_route_goes_through_the_token_dependency_but_signing_in():
+    def authorized(dependant) -> bool:
+        return any(d.call.__name__ == "caller" or authorized(d) for d in dependant.dependencies)
+
+    open_routes = {
+        route.path
+        for router in (api_routes.router, wiki_routes.router)
+        for route in router.routes
+        if isinstance(route, APIRoute) and not authorized(route.dependant)
+    }
+    assert open_routes == {"/", "/login", "/logout"}
+
+
 def _request(site: Site, key: tuple[str, str], channel: str, token: str) -> httpx.Response:
     method, _ = key
     role, template = ROUTES[key]
@@ -313,3 +326,20 @@ def test_teamlore_serve_starts_the_api_and_the_wiki(tmp_path):
     finally:
         server.terminate()
         server.communicate(timeout=30)
+
+
+def test_a_cookie_signed_form_without_its_csrf_token_changes_nothing(site):
+    token = site.token("reviewer", ["C1"])
+    item = fresh_item(site.lore, "C1")
+    with httpx.Client(base_url=site.url) as client:
+        client.cookies.set(TOKEN_COOKIE, token)
+        client.cookies.set(CSRF_COOKIE, "the-real-one")
+        forged = client.post(f"/wiki/C1/review/{item}/accept", data={"csrf": "guessed"})
+        bare = client.post(f"/api/review/{item}/accept", params={"channel": "C1"})  # cookie, no header
+        assert (forged.status_code, bare.status_code) == (403, 403)
+        assert "CSRF" in bare.json()["error"]
+        assert [i.status for i in site.lore.review.items(Scope(WS, ["C1"])) if str(i.id) == item] == ["open"]
+        # Control: the same form with the token from the cookie goes through.
+        done = client.post(f"/wiki/C1/review/{item}/accept", data={"csrf": "the-real-one"})
+    assert done.status_code == 303
+    assert not [i for i in site.lore.review.items(Scope(WS, ["C1"])) if str(i.id) == item]
