@@ -3,6 +3,9 @@
     python bench/resolution_quality.py [--corpus PATH] [--show-errors]
 
 Runs the labelled corpus the rules were written against and the held-out corpus written apart.
+With ``TEAMLORE_TEST_LLM_URL`` set (an OpenAI-compatible endpoint; model, key and threshold from
+the usual ``TEAMLORE_LLM_*`` settings), each corpus also runs through the model judge behind the
+heuristic guard, as the pipeline uses it, and its figures are printed beside the heuristic's.
 
 Targets (issue 3): precision >= 0.95, recall >= 0.80 for the heuristic resolver.
 """
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -52,6 +57,30 @@ HOLDOUT = CORPUS.with_name("resolution_pairs_holdout.jsonl")
 HOLDOUT_PEOPLE = ("ines", "kwame", "lars", "mei", "priya", "rafael", "sofia", "tomas")
 
 
+def _model_judge(url: str, people, folder: Path) -> Resolver:
+    """The pipeline's judge: rules as the guard, the model behind it (no cache: every pair asked)."""
+    from teamlore.config import Settings
+    from teamlore.llm.client import ModelClient
+    from teamlore.llm.judge import ModelJudge
+    from teamlore.stores.embedded import EmbeddedStores
+
+    settings = Settings(llm_base_url=url)
+    client = ModelClient(settings, EmbeddedStores(folder / "spend.sqlite3").spend)
+    return ModelJudge(client, HeuristicResolver(people), None, settings.llm_judge_min_confidence)
+
+
+def _print(name: str, report: dict, show_errors: bool) -> None:
+    print(
+        f"{name}: {report['pairs']} pairs; supersedes precision {report['precision']:.3f}, "
+        f"recall {report['recall']:.3f}; accuracy over four labels {report['accuracy']:.3f}"
+    )
+    for key, value in report["confusion"].items():
+        print(f"  {key}: {value}")
+    if show_errors:
+        for error in report["errors"]:
+            print("  ", *error)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--corpus", type=Path, default=None, help="Only this corpus.")
@@ -63,17 +92,21 @@ def main() -> None:
         if args.corpus
         else [(CORPUS, PEOPLE), (HOLDOUT, HOLDOUT_PEOPLE)]
     )
-    for corpus, people in runs:
-        report = evaluate(HeuristicResolver(people), corpus)
-        print(
-            f"{corpus.name}: {report['pairs']} pairs; supersedes precision {report['precision']:.3f}, "
-            f"recall {report['recall']:.3f}; accuracy over four labels {report['accuracy']:.3f}"
-        )
-        for key, value in report["confusion"].items():
-            print(f"  {key}: {value}")
-        if args.show_errors:
-            for error in report["errors"]:
-                print("  ", *error)
+    model_url = os.environ.get("TEAMLORE_TEST_LLM_URL", "")
+    with tempfile.TemporaryDirectory() as folder:
+        for corpus, people in runs:
+            _print(
+                f"{corpus.name} (heuristic)", evaluate(HeuristicResolver(people), corpus), args.show_errors
+            )
+            if model_url:
+                judge = _model_judge(model_url, people, Path(folder) / corpus.stem)
+                _print(f"{corpus.name} (model judge)", evaluate(judge, corpus), args.show_errors)
+                for row in judge.client.ledger.totals():
+                    print(
+                        f"  model {row.model}: asked about {row.calls} pairs (the guard decided the rest), "
+                        f"{row.fallbacks} fell back to the rules, {row.prompt_tokens:,} + "
+                        f"{row.completion_tokens:,} tokens"
+                    )
 
 
 if __name__ == "__main__":

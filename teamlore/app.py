@@ -24,8 +24,10 @@ from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.pipeline import PipelineDeps, ingest
+from teamlore.workers.resolver import HeuristicResolver, Resolver
 
 if TYPE_CHECKING:
+    from teamlore.llm.client import ModelClient
     from teamlore.workers.producer import Producer
 
 
@@ -45,15 +47,17 @@ class Teamlore:
         self.stores = EmbeddedStores(settings.db_path)
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
+        self.llm = self._model_client()
         self.pipeline = PipelineDeps(
             facts=self.stores.facts,
             messages=self.stores.messages,
             transaction=self.stores.transaction,
-            extractor=extractor or HeuristicExtractor(),
+            extractor=extractor or self._extractor(),
             embedder=self.embedder,
             clock=clock,
             review=self.stores.review,
             tombstones=self.stores.tombstones,
+            judge=self._judge_factory(),
             ledger=self.stores.ledger,
         )
         self.reader = FactReader(
@@ -75,7 +79,7 @@ class Teamlore:
             pages=self.stores.pages,
             dirty=RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else self.stores.dirty,
             reader=self.reader,
-            writer=writer or TemplateWriter(),
+            writer=writer or self._writer(),
             clock=clock,
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
@@ -85,7 +89,7 @@ class Teamlore:
         self.access = Access(
             self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
         )
-        self.composer: Composer | None = None  # None: the extractive composer
+        self.composer: Composer | None = self._composer()  # None: the extractive composer
         self.pages = PageReader(self.stores.pages, self.wiki)
         self._producer: Producer | None = None
         self.push = PushDesk(
@@ -118,6 +122,52 @@ class Teamlore:
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
+
+    def _model_client(self) -> ModelClient | None:
+        """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic
+        (and the ``openai`` package unimported)."""
+        if not self.settings.llm_base_url:
+            return None
+        from teamlore.llm.client import ModelClient
+
+        return ModelClient(self.settings, self.stores.spend)
+
+    def _extractor(self) -> Extractor:
+        if self.llm is None:
+            return HeuristicExtractor()
+        from teamlore.llm.extractor import ModelExtractor
+
+        s = self.settings
+        return ModelExtractor(
+            self.llm,
+            self.stores.model_cache,
+            HeuristicExtractor(),
+            s.llm_extract_batch_messages,
+            s.llm_extract_window_s,
+            s.llm_invalid_retries,
+        )
+
+    def _judge_factory(self) -> Callable[[HeuristicResolver], Resolver] | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.judge import ModelJudge
+
+        llm, cache, threshold = self.llm, self.stores.model_cache, self.settings.llm_judge_min_confidence
+        return lambda rules: ModelJudge(llm, rules, cache, threshold)
+
+    def _composer(self) -> Composer | None:
+        if self.llm is None:
+            return None
+        from teamlore.llm.composer import ModelComposer
+
+        return ModelComposer(self.llm, self.stores.model_cache)
+
+    def _writer(self) -> PageWriter:
+        if self.llm is None:
+            return TemplateWriter()
+        from teamlore.llm.page_writer import ModelPageWriter
+
+        return ModelPageWriter(self.llm, TemplateWriter(), self.stores.model_cache)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(

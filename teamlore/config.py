@@ -55,6 +55,50 @@ class Settings(BaseSettings):
         5_000_000, ge=1_000, description="Largest push body in bytes; a bigger one is refused (413)."
     )
 
+    llm_base_url: str = Field(
+        "",
+        description="OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, LiteLLM). "
+        "Empty: no model, everything stays heuristic and offline.",
+    )
+    llm_api_key: str = Field("", description="API key for the model endpoint (empty for local servers).")
+    llm_model: str = Field("gpt-4o-mini", description="Model for every role without a model of its own.")
+    llm_model_extract: str = Field("", description="Model for fact extraction (empty: TEAMLORE_LLM_MODEL).")
+    llm_model_judge: str = Field(
+        "", description="Model for supersession judging (empty: TEAMLORE_LLM_MODEL)."
+    )
+    llm_model_write: str = Field("", description="Model for page writing (empty: TEAMLORE_LLM_MODEL).")
+    llm_model_answer: str = Field("", description="Model for answers (empty: TEAMLORE_LLM_MODEL).")
+    llm_timeout_s: float = Field(60.0, gt=0, description="Seconds one model request may take.")
+    llm_max_retries: int = Field(4, ge=0, description="Retries of a request that timed out, got 429 or 5xx.")
+    llm_backoff_s: float = Field(1.0, ge=0, description="First retry wait; doubles each retry (with jitter).")
+    llm_backoff_max_s: float = Field(
+        60.0, ge=0, description="Longest wait; a Retry-After asking for more fails the request instead."
+    )
+    llm_requests_per_minute: int = Field(
+        0, ge=0, description="Requests per minute to the endpoint (0: no cap)."
+    )
+    llm_tokens_per_minute: int = Field(0, ge=0, description="Tokens per minute to the endpoint (0: no cap).")
+    llm_max_output_tokens: int = Field(2000, ge=16, description="Completion tokens one call may produce.")
+    llm_extract_batch_messages: int = Field(
+        20,
+        ge=1,
+        le=200,
+        description="Most messages of one thread or time window sent in one extraction call.",
+    )
+    llm_extract_window_s: float = Field(
+        900.0,
+        gt=0,
+        description="Messages of a channel within this window (and thread) are extracted together.",
+    )
+    llm_invalid_retries: int = Field(
+        1, ge=0, description="Extraction: asks again this many times after output fails validation."
+    )
+    llm_judge_min_confidence: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="A judge verdict below this confidence makes the pair contested for review.",
+    )
     mcp_token: str = Field(
         "",
         description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "

@@ -78,6 +78,49 @@ def check_embedder(settings: Settings) -> Check:
     return Check("embedder", True, f"{settings.embedder} gives {len(vector)}-dimensional vectors")
 
 
+def check_model(settings: Settings) -> Check:
+    """The model endpoint answers and lists the models the roles use (without spending tokens)."""
+    if not settings.llm_base_url:
+        return Check("model", True, "not configured: extraction, judging, pages and answers are heuristic")
+    import openai
+
+    wanted = {
+        getattr(settings, f"llm_model_{role}") or settings.llm_model
+        for role in ("extract", "judge", "write", "answer")
+    }
+    client = openai.OpenAI(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key or "unused",
+        timeout=min(settings.llm_timeout_s, 10.0),
+        max_retries=0,
+    )
+    try:
+        listed = {m.id for m in client.models.list()}
+    except openai.NotFoundError:
+        return Check(
+            "model",
+            True,
+            f"{settings.llm_base_url} answers but lists no models: cannot check {', '.join(sorted(wanted))}",
+            warning=True,
+        )
+    except openai.OpenAIError as exc:
+        return Check(
+            "model",
+            False,
+            f"{settings.llm_base_url}: {type(exc).__name__}: {str(exc)[:200]}",
+            "check TEAMLORE_LLM_BASE_URL and TEAMLORE_LLM_API_KEY (unset the URL to run without a model)",
+        )
+    missing = sorted(wanted - listed)
+    if missing:
+        return Check(
+            "model",
+            False,
+            f"{settings.llm_base_url} does not serve {', '.join(missing)}",
+            "set TEAMLORE_LLM_MODEL (or TEAMLORE_LLM_MODEL_<ROLE>) to a model the endpoint lists",
+        )
+    return Check("model", True, f"{settings.llm_base_url} serves {', '.join(sorted(wanted))}")
+
+
 def check_redis(settings: Settings) -> Check:
     import redis
 
@@ -161,6 +204,7 @@ CHECKS: list[CheckFn] = [
     check_data_dir,
     check_store,
     check_embedder,
+    check_model,
     check_redis,
     check_workers,
     check_spool,

@@ -9,6 +9,8 @@
     +-- ConfigurationError        a setting that is missing or inconsistent
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
+    |   +-- ModelUnavailable      the language model endpoint failed after its retries
+    +-- ModelOutputInvalid        a model answered, but not in the form asked (never stored)
     +-- NotFound                  an id that names nothing in the given scope
     +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
     +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
@@ -54,6 +56,14 @@ class BackendUnavailable(TeamloreError):
 
 class EmbedderUnavailable(BackendUnavailable):
     """The embedder could not produce vectors."""
+
+
+class ModelUnavailable(BackendUnavailable):
+    """The language model endpoint failed (unreachable, timed out, refused) after its retries."""
+
+
+class ModelOutputInvalid(TeamloreError):
+    """A model's answer failed validation; the caller falls back, nothing of it is stored."""
 
 
 class NotFound(TeamloreError):

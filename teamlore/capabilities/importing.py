@@ -26,6 +26,7 @@ class ImportSummary:
     retracted: int = 0
     superseded: int = 0
     pages_rewritten: int = 0
+    extraction_fallbacks: int = 0  # messages the heuristic extractor took over from the model
     errors: list[str] = field(default_factory=list)
 
     def note_error(self, location: str, reason: str) -> None:
@@ -43,6 +44,7 @@ class ImportSummary:
         self.evidence_added += len(result.evidence_added)
         self.retracted += len(result.retracted)
         self.superseded += len(result.superseded)
+        self.extraction_fallbacks += result.extraction_fallback is not None
 
 
 @dataclass(frozen=True, slots=True)

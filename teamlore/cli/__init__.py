@@ -87,6 +87,7 @@ def import_command(
                 "retracted": summary.retracted,
                 "superseded": summary.superseded,
                 "pages_rewritten": summary.pages_rewritten,
+                "extraction_fallbacks": summary.extraction_fallbacks,
                 "errors": summary.errors,
             }
         )
@@ -148,6 +149,12 @@ def _print_summary(summary: ImportSummary) -> None:
         f"pages rewritten {summary.pages_rewritten}",
         markup=False,
     )
+    if summary.extraction_fallbacks:
+        out.print(
+            f"the model extractor failed for {summary.extraction_fallbacks} message(s); the heuristic "
+            "extractor stood in (see the log and `teamlore status`)",
+            markup=False,
+        )
 
 
 @app.command()

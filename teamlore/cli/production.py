@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -9,14 +10,14 @@ import redis
 import typer
 
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
-from teamlore.errors import BackendUnavailable, ConfigurationError
+from teamlore.errors import BackendUnavailable
 from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
 
 
 def register(app: typer.Typer) -> None:
     app.command("worker")(worker)
     app.command("beat")(beat)
-    app.command("status")(status)
+    app.command("status")(status)  # needs no Redis: the embedded default shows the model ledger
     app.command("doctor")(doctor)
 
 
@@ -51,10 +52,28 @@ def beat(loglevel: Annotated[str, typer.Option()] = "INFO", data_dir: DataDir = 
 
 
 def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
-    """Queue depths, dirty pages, the oldest pending page, the spool."""
+    """Queue depths, dirty pages, the oldest pending page, the spool; the model spend ledger."""
     lore = open_lore(data_dir)
-    if not lore.settings.redis_url:
-        raise ConfigurationError("TEAMLORE_REDIS_URL is not set: nothing is queued in the embedded default")
+    data: dict[str, object] = {"model": _spend(lore)}
+    if lore.settings.redis_url:
+        data.update(_queues(lore))
+    if as_json:
+        emit_json(data)
+        return 0
+    if lore.settings.redis_url:
+        out.print(
+            ", ".join(f"{q}: {n}" for q, n in data["queues"].items())  # type: ignore[attr-defined]
+            + f"; dirty pages {data['dirty_pages']}; oldest pending {data['oldest_pending_s']} s"
+            f"; spooled batches {data['spooled_batches']}",
+            markup=False,
+        )
+    else:
+        out.print("embedded default: nothing is queued (TEAMLORE_REDIS_URL is not set)", markup=False)
+    _print_spend(data["model"])  # type: ignore[arg-type]
+    return 0
+
+
+def _queues(lore) -> dict[str, object]:
     client = redis.Redis.from_url(lore.settings.redis_url, decode_responses=True)
     try:
         depths = {queue: client.llen(queue) for queue in (INGEST, MAINTENANCE, ADMIN)}
@@ -64,22 +83,36 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
     now = datetime.now(UTC)
     oldest = min((due for _, due, _ in pending), default=None)
     spool = lore.settings.data_dir / "spool.jsonl"
-    spooled = sum(1 for _ in spool.open()) if spool.exists() else 0
-    data = {
+    return {
         "queues": depths,
         "dirty_pages": len(pending),
         "oldest_pending_s": None if oldest is None else round((now - oldest).total_seconds(), 1),
-        "spooled_batches": spooled,
+        "spooled_batches": sum(1 for _ in spool.open()) if spool.exists() else 0,
     }
-    if as_json:
-        emit_json(data)
-    else:
+
+
+def _spend(lore) -> dict[str, object]:
+    """The ledger as stored (it outlives configuration changes), and whether a model is set."""
+    return {
+        "endpoint": lore.settings.llm_base_url or None,
+        "spend": [asdict(row) for row in lore.stores.spend.totals()],
+    }
+
+
+def _print_spend(model: dict) -> None:
+    endpoint = model["endpoint"] or "none (TEAMLORE_LLM_BASE_URL is not set: heuristics only)"
+    out.print(f"model endpoint: {endpoint}", markup=False)
+    if not model["spend"]:
+        out.print("model spend: no calls recorded", markup=False)
+        return
+    out.print("model spend (role, model: calls, failures, fallbacks, rejected, cache hits, tokens in/out):")
+    for row in model["spend"]:
         out.print(
-            ", ".join(f"{q}: {n}" for q, n in depths.items()) + f"; dirty pages {len(pending)}"
-            f"; oldest pending {data['oldest_pending_s']} s; spooled batches {spooled}",
+            f"  {row['role']}, {row['model']}: {row['calls']} calls, {row['failures']} failed, "
+            f"{row['fallbacks']} fallbacks, {row['rejected']} rejected, {row['cache_hits']} cache hits, "
+            f"{row['prompt_tokens']:,} / {row['completion_tokens']:,} tokens",
             markup=False,
         )
-    return 0
 
 
 def doctor(

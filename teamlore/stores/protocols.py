@@ -261,3 +261,35 @@ class PageStore(Protocol):
     def save(self, version: PageVersion) -> None: ...
 
     def purge_facts(self, fact_ids: Iterable[str]) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SpendRow:
+    """What one role spent on one model: calls answered, calls failed, fallbacks taken, outputs
+    (or parts of them) rejected by validation, answers served from the cache, and tokens."""
+
+    role: str
+    model: str
+    calls: int = 0
+    failures: int = 0
+    fallbacks: int = 0
+    rejected: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class SpendLedger(Protocol):
+    def record(self, row: SpendRow) -> None:
+        """Add ``row``'s counts to the totals of its role and model."""
+        ...
+
+    def totals(self) -> list[SpendRow]: ...
+
+
+class ModelCache(Protocol):
+    """Validated model output, keyed by a hash of prompt version, model and content."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, role: str, model: str, value: str) -> None: ...

@@ -122,7 +122,8 @@ class WikiMaintainer:
             return None
         inputs = self._inputs(page, routed, affected)
         report.writer_calls += 1
-        bodies = self.writer.write(page, inputs)
+        written = self.writer.write(page, inputs)
+        bodies = written.sections
         kept = {s.key: s for s in current.sections} if current else {}
         sections = []
         for key, (title, order, _) in sorted(routed.items(), key=lambda item: (item[1][1], item[0])):
@@ -139,6 +140,7 @@ class WikiMaintainer:
             created_at=self.clock(),
             sections=tuple(sections),
             facts_seen=tuple(sorted(routed_facts)),
+            flagged=written.flagged,
         )
         self.pages.save(version)
         return version

@@ -2,12 +2,14 @@
 
 The template writer is the embedded default: deterministic, readable, every statement cited with
 a link to its source message, newest first, superseded values under "Previously" with the date
-they ended. An LLM writer can replace it behind ``PageWriter``.
+they ended. The model writer (``teamlore.llm.page_writer``)
+falls back to it, section by section.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from teamlore.capabilities.facts import FactView
@@ -18,15 +20,21 @@ from teamlore.wiki.model import PageKind, PageRef, SectionInput
 OVERVIEW_ITEMS = 5
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A writer's output: section key -> (Markdown body, fact ids cited), for exactly the
+    sections asked; ``flagged`` says why some were not written as configured (saved on the
+    version, shown to admins)."""
+
+    sections: dict[str, tuple[str, tuple[str, ...]]]
+    flagged: str | None = None
+
+
 class PageWriter(Protocol):
-    def write(
-        self, page: PageRef, sections: Sequence[SectionInput]
-    ) -> dict[str, tuple[str, tuple[str, ...]]]:
-        """section key -> (Markdown body, fact ids cited)."""
-        ...
+    def write(self, page: PageRef, sections: Sequence[SectionInput]) -> Written: ...
 
 
-def _cite(view: FactView) -> str:
+def cite(view: FactView) -> str:
     links = [
         f"[{s.author_name or 'source'}, {s.ts:%Y-%m-%d}]({s.permalink})" for s in view.sources if s.permalink
     ]
@@ -37,32 +45,48 @@ def _cite(view: FactView) -> str:
 
 
 def _line(view: FactView) -> str:
+    return f"- {view.fact.statement}{flags(view)} {cite(view)}"
+
+
+def flags(view: FactView) -> str:
+    """What a reader must know beside the statement, e.g. ' — **contested**, due 2026-03-01'."""
     fact = view.fact
-    flags = []
+    marks = []
     if fact.contested:
-        flags.append("**contested**")
+        marks.append("**contested**")
     if view.past_due:
-        flags.append(f"**past due** {fact.due_at:%Y-%m-%d}")
+        marks.append(f"**past due** {fact.due_at:%Y-%m-%d}")
     elif fact.due_at is not None:
-        flags.append(f"due {fact.due_at:%Y-%m-%d}")
-    suffix = f" — {', '.join(flags)}" if flags else ""
-    return f"- {fact.statement}{suffix} {_cite(view)}"
+        marks.append(f"due {fact.due_at:%Y-%m-%d}")
+    return f" — {', '.join(marks)}" if marks else ""
 
 
 def _newest_first(views: Sequence[FactView]) -> list[FactView]:
     return sorted(views, key=lambda v: (v.fact.valid_from, v.fact.fact_id), reverse=True)
 
 
-class TemplateWriter:
-    def write(
-        self, page: PageRef, sections: Sequence[SectionInput]
-    ) -> dict[str, tuple[str, tuple[str, ...]]]:
-        return {section.key: self._section(page, section) for section in sections}
+def shown_live(page: PageRef, section: SectionInput) -> list[FactView]:
+    """The live facts a section shows, newest first (the overview only the newest few)."""
+    live = _newest_first(section.live)
+    return live[:OVERVIEW_ITEMS] if page.kind is PageKind.OVERVIEW else live
 
-    def _section(self, page: PageRef, section: SectionInput) -> tuple[str, tuple[str, ...]]:
-        live = _newest_first(section.live)
-        if page.kind is PageKind.OVERVIEW:
-            live = live[:OVERVIEW_ITEMS]
+
+def history(page: PageRef, section: SectionInput) -> tuple[list[str], list[str]]:
+    """The "Previously:" lines of a section (replaced values with their end date) and their ids."""
+    previously = [v for v in _newest_first(section.previously) if v.fact.valid_to != SENTINEL]
+    if not previously or page.kind is PageKind.OVERVIEW:
+        return [], []
+    lines = ["", "Previously:"]
+    lines += [f"- ~~{v.fact.statement}~~ until {v.fact.valid_to:%Y-%m-%d} {cite(v)}" for v in previously]
+    return lines, [v.fact.fact_id for v in previously]
+
+
+class TemplateWriter:
+    def write(self, page: PageRef, sections: Sequence[SectionInput]) -> Written:
+        return Written({section.key: self.section(page, section) for section in sections})
+
+    def section(self, page: PageRef, section: SectionInput) -> tuple[str, tuple[str, ...]]:
+        live = shown_live(page, section)
         lines = [_line(v) for v in live]
         cited = [v.fact.fact_id for v in live]
         if not live:
@@ -71,10 +95,5 @@ class TemplateWriter:
                 if section.previously
                 else "_Nothing current._"
             )
-        previously = [v for v in _newest_first(section.previously) if v.fact.valid_to != SENTINEL]
-        if previously and page.kind is not PageKind.OVERVIEW:
-            lines += ["", "Previously:"]
-            for view in previously:
-                lines.append(f"- ~~{view.fact.statement}~~ until {view.fact.valid_to:%Y-%m-%d} {_cite(view)}")
-                cited.append(view.fact.fact_id)
-        return "\n".join(lines) + "\n", tuple(cited)
+        old_lines, old_ids = history(page, section)
+        return "\n".join(lines + old_lines) + "\n", tuple(cited + old_ids)

@@ -27,7 +27,7 @@ from teamlore.domain import (
 )
 from teamlore.embedding import CachedEmbedder
 from teamlore.errors import TeamloreError
-from teamlore.extraction import Extractor
+from teamlore.extraction import Extraction, ExtractionRequest, ExtractionStatus, Extractor, extract_many
 from teamlore.stores.protocols import EventLedger, FactBackend, MessageStore, ReviewQueue, Tombstones
 from teamlore.workers import lifecycle, mutations
 from teamlore.workers.resolver import HeuristicResolver, Resolver
@@ -59,6 +59,8 @@ class IngestResult:
     revived: list[str] = field(default_factory=list)
     evidence_removed: list[str] = field(default_factory=list)
     error: str | None = None
+    # The configured extractor failed for this message and the heuristic one stood in: why.
+    extraction_fallback: str | None = None
 
     @property
     def changed(self) -> list[str]:
@@ -93,24 +95,27 @@ class PipelineDeps:
     notify: Callable[[list[str]], None] | None = None
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
+    # A model judge placed behind the workspace's heuristic resolver (its guard), when configured.
+    judge: Callable[[HeuristicResolver], Resolver] | None = None
     # Idempotency keys of applied events; None: rely on the message store's own checks only.
     ledger: EventLedger | None = None
 
-    _resolvers: dict[str, HeuristicResolver] = field(default_factory=dict, repr=False)
+    _resolvers: dict[str, tuple[HeuristicResolver, Resolver]] = field(default_factory=dict, repr=False)
 
     def resolver_for(self, workspace: str) -> Resolver:
         """The configured resolver, or a heuristic one that knows the workspace's people (kept
-        while nobody new writes, so its parse cache lives across events)."""
+        while nobody new writes, so its parse cache lives across events), behind the judge."""
         if self.resolver is not None:
             return self.resolver
         cached = self._resolvers.get(workspace)
         if cached is None:
-            cached = self._resolvers[workspace] = HeuristicResolver(self.messages.author_names(workspace))
-        return cached
+            rules = HeuristicResolver(self.messages.author_names(workspace))
+            cached = self._resolvers[workspace] = (rules, self.judge(rules) if self.judge else rules)
+        return cached[1]
 
     def note_author(self, workspace: str, name: str) -> None:
         cached = self._resolvers.get(workspace)
-        if cached is not None and name and name.lower() not in cached.people:
+        if cached is not None and name and name.lower() not in cached[0].people:
             del self._resolvers[workspace]  # someone new: the next resolver knows them
 
     def curation(self, workspace: str) -> lifecycle.Curation:
@@ -135,12 +140,13 @@ def to_message(event: MessageEvent) -> Message:
 
 def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestResult]:
     """Apply a batch of events in order; one result per event."""
-    extracted = _extract_batch(events, deps)
+    extractions = _extract_batch(events, deps)
+    extracted = [list(e.facts) for e in extractions]
     keys = deps.embedder.ensure_passages([c.statement for candidates in extracted for c in candidates])
     results: list[IngestResult] = []
     channels_seen: set[tuple[str, str]] = set()
     with deps.transaction():
-        for event, candidates in zip(events, extracted, strict=True):
+        for event, candidates, extraction in zip(events, extracted, extractions, strict=True):
             if (event.workspace, event.channel) not in channels_seen:
                 channels_seen.add((event.workspace, event.channel))
                 deps.messages.put_channel(
@@ -155,6 +161,7 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
             try:
                 with deps.transaction(savepoint=True):
                     result = _apply_once(event, candidates, keys, deps)
+                    result.extraction_fallback = extraction.fallback
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
                 results.append(result)
@@ -164,14 +171,17 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
     return results
 
 
-def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[list[CandidateFact]]:
+def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[Extraction]:
     batch: dict[tuple[str, str, str], Message] = {}
-    out: list[list[CandidateFact]] = []
+    requests: list[ExtractionRequest] = []
+    skipped: list[bool] = []
     for event in events:
-        if event.kind is EventKind.DELETED or (
+        # Nothing to extract from a delete, or from a re-delivery (refused again in its savepoint).
+        skip = event.kind is EventKind.DELETED or (
             deps.ledger is not None and deps.ledger.seen(event.idempotency_key)
-        ):
-            out.append([])  # nothing to extract (a re-delivery is refused again, in its savepoint)
+        )
+        skipped.append(skip)
+        if skip:
             continue
         message = to_message(event)
         batch[(event.workspace, event.channel, event.message_id)] = message
@@ -179,8 +189,10 @@ def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[l
         if event.thread_id and event.thread_id != event.message_id:
             key = (event.workspace, event.channel, event.thread_id)
             parent = batch.get(key) or deps.messages.get_message(*key)
-        out.append(list(deps.extractor.extract(message, parent).facts))
-    return out
+        requests.append((message, parent))
+    extracted = iter(extract_many(deps.extractor, requests))
+    nothing = Extraction(ExtractionStatus.NOOP, ())
+    return [nothing if skip else next(extracted) for skip in skipped]
 
 
 # Not recorded as applied: an orphan may still meet its message, a failure was undone.

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from teamlore.domain import EventKind, MessageEvent
+from teamlore.extraction import ExtractionRequest, extract_many
 from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, add_statement, drop_unsupported
 
 PAGE = 256
@@ -19,6 +20,7 @@ class ReindexReport:
     messages: int = 0
     created: int = 0
     retracted: int = 0
+    extraction_fallbacks: int = 0  # messages the heuristic extractor took over from the model
 
 
 def reindex_channel(
@@ -37,14 +39,17 @@ def reindex_channel(
         if not batch:
             return report
         parents = {m.message_id: m for m in batch}
-        extracted = []
+        requests: list[ExtractionRequest] = []
         for message in batch:
             parent = None
             if message.thread_id and message.thread_id != message.message_id:
                 parent = parents.get(message.thread_id) or deps.messages.get_message(
                     workspace, channel, message.thread_id
                 )
-            extracted.append(list(deps.extractor.extract(message, parent).facts))
+            requests.append((message, parent))
+        extractions = extract_many(deps.extractor, requests)
+        report.extraction_fallbacks += sum(1 for e in extractions if e.fallback)
+        extracted = [list(e.facts) for e in extractions]
         keys = deps.embedder.ensure_passages([c.statement for cs in extracted for c in cs])
         with deps.transaction():
             for message, candidates in zip(batch, extracted, strict=True):

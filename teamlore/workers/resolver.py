@@ -283,6 +283,27 @@ class HeuristicResolver:
             return Judgement(Resolution.CONTESTED, "two values stated at about the same time", 0.5)
         return Judgement(Resolution.SUPERSEDES, f"{differing[0]} changed later")
 
+    def guard(self, older: Claim, newer: Claim) -> Judgement | None:
+        """The deterministic guard a model judge sits behind: a final verdict when the pair is
+        not about one thing (then no judge may retire anything), None when it may be: the same
+        subject and slot, a shared named entity, or a pair the rules themselves would act on."""
+        a, b = self._parse(older.text), self._parse(newer.text)
+        if b.not_a_claim:
+            return Judgement(Resolution.UNRELATED, b.not_a_claim)
+        if a.normalized == b.normalized:
+            return Judgement(Resolution.DUPLICATE, "the same statement")
+        verdict = self.judge(older, newer)
+        if verdict.resolution is not Resolution.UNRELATED:
+            return None
+        shared = a.subject & b.subject
+        entities = a.values.get("entity", frozenset()) & b.values.get("entity", frozenset())
+        if a.subject == b.subject or entities or self._same_slot(a, b, shared):
+            return None
+        return verdict
+
+    def hedged(self, text: str) -> bool:
+        return self._parse(text).hedged
+
     @staticmethod
     def _same_slot(a: Parsed, b: Parsed, shared: frozenset[str]) -> bool:
         if not shared:

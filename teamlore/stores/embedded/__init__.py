@@ -7,6 +7,7 @@ from pathlib import Path
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
 from teamlore.stores.embedded.messages import (
     EmbeddedEmbeddingCache,
     EmbeddedEventLedger,
@@ -32,6 +33,8 @@ class EmbeddedStores:
         self.tombstones = EmbeddedTombstones(self.db)
         self.pages = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
+        self.spend = EmbeddedSpendLedger(self.db)
+        self.model_cache = EmbeddedModelCache(self.db)
         self.tokens = EmbeddedTokenStore(self.db)
         self.push_seen = EmbeddedReplayGuard(self.db)
         self.checkpoints = EmbeddedCheckpointStore(self.db)

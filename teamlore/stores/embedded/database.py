@@ -113,6 +113,19 @@ CREATE TABLE IF NOT EXISTS dirty_facts (
 );
 INSERT OR IGNORE INTO counters VALUES ('dirty_seq', 0);
 
+-- Language model spend per role and model: what `teamlore status` shows.
+CREATE TABLE IF NOT EXISTS llm_spend (
+    role TEXT NOT NULL, model TEXT NOT NULL,
+    calls INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0,
+    fallbacks INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+    cache_hits INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (role, model)
+);
+-- Validated model output by prompt version, model and content hash: a re-index pays nothing.
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL
+);
 -- Idempotency keys of applied events (MessageEvent.idempotency_key); orphans are kept apart.
 CREATE TABLE IF NOT EXISTS event_ledger (
     key TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL

@@ -1,0 +1,172 @@
+"""One client for any OpenAI-compatible chat endpoint, shared by every model role.
+
+It owns what every call needs and no caller should repeat: the model for the role, the timeout,
+retries with backoff that honour ``Retry-After``, the endpoint's rate limits, and the spend
+ledger. Vendor errors become ``ModelUnavailable`` here; nothing above sees an ``openai`` type.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+import openai
+
+from teamlore.config import Settings
+from teamlore.errors import ModelOutputInvalid, ModelUnavailable
+from teamlore.llm.ratelimit import RateLimiter
+from teamlore.stores.protocols import SpendLedger, SpendRow
+
+log = logging.getLogger(__name__)
+# Statuses worth asking again: timeout, conflict, too many requests, the server's own trouble.
+RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504})
+CHARS_PER_TOKEN = 4  # the rate limiter's estimate before the endpoint reports usage
+
+
+class Role(StrEnum):
+    EXTRACT = "extract"
+    JUDGE = "judge"
+    WRITE = "write"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ModelClient:
+    """Chat completions through the ``openai`` package against ``TEAMLORE_LLM_BASE_URL``."""
+
+    def __init__(
+        self, settings: Settings, ledger: SpendLedger, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.base_url = settings.llm_base_url.rstrip("/")
+        self._openai = openai.OpenAI(
+            base_url=self.base_url,
+            # Local servers (Ollama, vLLM) take any key; the package insists on one.
+            api_key=settings.llm_api_key or "unused",
+            timeout=settings.llm_timeout_s,
+            max_retries=0,  # retries are ours: counted in the ledger, honouring Retry-After
+        )
+        self._models = {
+            role: getattr(settings, f"llm_model_{role.value}") or settings.llm_model for role in Role
+        }
+        self.ledger = ledger
+        self._retries = settings.llm_max_retries
+        self._backoff, self._backoff_max = settings.llm_backoff_s, settings.llm_backoff_max_s
+        self._max_output = settings.llm_max_output_tokens
+        self._sleep = sleep
+        self.limiter = RateLimiter(
+            settings.llm_requests_per_minute, settings.llm_tokens_per_minute, sleep=sleep
+        )
+
+    def model_for(self, role: Role) -> str:
+        return self._models[role]
+
+    def note(self, role: Role, **counts: int) -> None:
+        """Count something a caller did with the role's output (a fallback, a rejection, a hit)."""
+        self.ledger.record(SpendRow(role.value, self.model_for(role), **counts))
+
+    def complete(self, role: Role, messages: Sequence[Mapping[str, str]]) -> Completion:
+        """One JSON-mode chat completion; retried on timeouts, 429 and 5xx, then ModelUnavailable."""
+        model = self.model_for(role)
+        estimate = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + self._max_output
+        attempt = 0
+        while True:
+            handle = self.limiter.acquire(estimate)
+            try:
+                response = self._openai.chat.completions.create(
+                    model=model,
+                    messages=[dict(m) for m in messages],  # type: ignore[misc]
+                    temperature=0,
+                    max_tokens=self._max_output,
+                    response_format={"type": "json_object"},
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                self.limiter.settle(handle, 0)
+                self.ledger.record(SpendRow(role.value, model, failures=1))
+                wait = self._wait_before_retry(exc, attempt)
+                log.warning("model %s (%s) failed, attempt %d: %s", model, role.value, attempt + 1, exc)
+                if wait is None:
+                    raise ModelUnavailable(_describe(exc, self.base_url)) from exc
+                self._sleep(wait)
+                attempt += 1
+                continue
+            return self._completion(role, model, response, handle, estimate)
+
+    def _completion(self, role: Role, model: str, response, handle: list[float], estimate: int) -> Completion:
+        try:
+            choice = response.choices[0]
+            text = choice.message.content or ""
+            finish = choice.finish_reason
+        except (AttributeError, IndexError, TypeError) as exc:
+            self.ledger.record(SpendRow(role.value, model, failures=1))
+            raise ModelOutputInvalid(
+                f"the endpoint sent something that is not a chat completion: {exc}"
+            ) from exc
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.limiter.settle(handle, prompt + completion if usage else estimate)
+        self.ledger.record(
+            SpendRow(role.value, model, calls=1, prompt_tokens=prompt, completion_tokens=completion)
+        )
+        if finish == "length":
+            raise ModelOutputInvalid(
+                f"the answer was cut at {self._max_output} tokens (TEAMLORE_LLM_MAX_OUTPUT_TOKENS)"
+            )
+        return Completion(text, model, prompt, completion)
+
+    def _wait_before_retry(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before asking again, or None when asking again is pointless."""
+        if attempt >= self._retries:
+            return None
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code not in RETRYABLE:
+                return None
+            asked = retry_after(exc.response.headers)
+            if asked is not None:
+                # The server said when; a wait longer than we allow is a failure, not a hang.
+                return asked if asked <= self._backoff_max else None
+        backoff = self._backoff * 2**attempt
+        return min(backoff * (0.5 + random.random() / 2), self._backoff_max)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _describe(exc: Exception, base_url: str) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return f"the model endpoint {base_url} timed out (TEAMLORE_LLM_TIMEOUT_S)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"the model endpoint {base_url} answered {exc.status_code}: {str(exc)[:200]}"
+    return f"the model endpoint {base_url} is unreachable: {exc}"

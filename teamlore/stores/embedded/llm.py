@@ -1,0 +1,44 @@
+"""The model spend ledger and the cache of validated model output, in the SQLite file."""
+
+from __future__ import annotations
+
+from teamlore.stores.embedded.database import Database
+from teamlore.stores.protocols import SpendRow
+
+_COUNTS = ("calls", "failures", "fallbacks", "rejected", "cache_hits", "prompt_tokens", "completion_tokens")
+
+
+class EmbeddedSpendLedger:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def record(self, row: SpendRow) -> None:
+        # Joins an open transaction if there is one (a judge call inside an ingest): an event that
+        # is undone then undoes its ledger line too, which under-counts rather than double-counts.
+        values = [getattr(row, name) for name in _COUNTS]
+        with self._db.transaction() as conn:
+            conn.execute(
+                f"INSERT INTO llm_spend (role, model, {', '.join(_COUNTS)}) VALUES (?,?,?,?,?,?,?,?,?)"
+                f" ON CONFLICT (role, model) DO UPDATE SET "
+                + ", ".join(f"{name} = {name} + excluded.{name}" for name in _COUNTS),
+                (row.role, row.model, *values),
+            )
+
+    def totals(self) -> list[SpendRow]:
+        rows = self._db.conn.execute(
+            f"SELECT role, model, {', '.join(_COUNTS)} FROM llm_spend ORDER BY role, model"
+        ).fetchall()
+        return [SpendRow(*tuple(r)) for r in rows]
+
+
+class EmbeddedModelCache:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, key: str) -> str | None:
+        row = self._db.conn.execute("SELECT value FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def put(self, key: str, role: str, model: str, value: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?,?,?,?)", (key, role, model, value))
