@@ -19,7 +19,7 @@ from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.stores.protocols import DirtySet, FactBackend, PageStore
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Section, SectionInput
 from teamlore.wiki.routing import route
-from teamlore.wiki.writer import PageWriter
+from teamlore.wiki.writer import PageWriter, TemplateWriter
 
 log = logging.getLogger(__name__)
 # Facts an entity or topic needs before it gets a page.
@@ -147,13 +147,14 @@ class WikiMaintainer:
 
     def render_as_of(self, page_id: str, valid_at: datetime) -> PageVersion | None:
         """The page as it reads for the facts true at ``valid_at`` (what we know now); not saved.
-        Version 0: it is a rendering, not a stored version."""
+        Version 0: it is a rendering, not a stored version. Always the template writer: a reader
+        may try many dates, and each must not cost a model call."""
         page = self.pages.page(page_id)
         if page is None:
             return None
         routed = self.pages.sections_of(page_id)
         inputs = self._inputs(page, routed, set(routed), valid_at)
-        bodies = self.writer.write(page, inputs)
+        bodies = TemplateWriter().write(page, inputs).sections
         sections = tuple(
             Section(key, title, order, *bodies[key])
             for key, (title, order, _) in sorted(routed.items(), key=lambda item: (item[1][1], item[0]))
