@@ -19,6 +19,7 @@ from teamlore.domain import MessageEvent, ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
@@ -29,6 +30,16 @@ from teamlore.workers.resolver import HeuristicResolver, Resolver
 if TYPE_CHECKING:
     from teamlore.llm.client import ModelClient
     from teamlore.workers.producer import Producer
+
+# Builds a server fact store beside the SQLite file (which keeps messages, audit, vectors, pages).
+FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
+
+
+def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
+    # Imported here: the client pulls in gRPC, which the embedded default never needs.
+    from teamlore.stores.weaviate import open_fact_store
+
+    return open_fact_store(settings, stores.audit, stores.embeddings)
 
 
 class Teamlore:
@@ -42,9 +53,17 @@ class Teamlore:
         extractor: Extractor | None = None,
         clock: Callable[[], datetime] = utc_now,
         writer: PageWriter | None = None,
+        fact_store: FactStoreFactory | None = None,
     ) -> None:
         self.settings = settings
         self.stores = EmbeddedStores(settings.db_path)
+        fact_store = fact_store or (open_weaviate if settings.weaviate_url else None)
+        if fact_store is not None:
+            try:
+                self.stores.use_facts(fact_store(settings, self.stores))
+            except BaseException:
+                self.stores.close()
+                raise
         self.embedder = CachedEmbedder(embedder or build_embedder(settings), self.stores.embeddings)
         self.clock = clock
         self.llm = self._model_client()

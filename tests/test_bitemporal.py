@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
+
 from teamlore.capabilities.facts import SearchMode
 from teamlore.domain import ReadView, Scope
 from teamlore.stores.protocols import AuditEvent
@@ -12,6 +14,8 @@ from teamlore.timeutil import parse_time
 
 from .conftest import WS, event
 from .helpers import only_fact, put, supersede
+
+pytestmark = pytest.mark.every_fact_store
 
 SCOPE = Scope(WS, ["C1"])
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from teamlore.capabilities.facts import SearchMode
 from teamlore.domain import ReadView, Scope
 
 from .conftest import WS, event
 from .helpers import put
+
+pytestmark = pytest.mark.every_fact_store
 
 SCOPE = Scope(WS, ["C1"])
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from weaviate.classes.query import Filter
 
 from teamlore.capabilities.facts import FactReader, SearchMode
 from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.errors import BackendUnavailable, EmbedderUnavailable
 from teamlore.stores.embedded import facts as embedded_facts
 from teamlore.stores.embedded.vector_index import VectorIndex
+from teamlore.stores.weaviate import filters as weaviate_filters
 
 from .conftest import WS, event
 from .helpers import only_fact, put
+
+pytestmark = pytest.mark.every_fact_store
 
 SCOPE = Scope(WS, ["C1"])
 HISTORY = ReadView(include_history=True)
@@ -125,18 +129,26 @@ def test_keyword_failure_is_an_error_not_an_empty_result(lore, retired, monkeypa
         lore.reader.search(QUERY, SCOPE, mode=SearchMode.KEYWORD)
 
 
-def test_the_gate_holds_even_when_a_raw_query_forgets_its_filters(lore, retired, monkeypatch):
+def _forget_scope_and_time_filters(monkeypatch, fact_store):
+    """Simulate a backend bug: every raw query drops its scope and time predicates."""
+    if fact_store == "embedded":
+        monkeypatch.setattr(embedded_facts, "scope_time_sql", lambda scope, view, alias="v": ("1=1", []))
+        monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: self._row >= 0)
+        real_fts_query = embedded_facts.fts_query
+        monkeypatch.setattr(
+            embedded_facts, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"])
+        )
+    else:
+        match_all = Filter.by_property("version").greater_than(0)
+        monkeypatch.setattr(weaviate_filters, "compile_filters", lambda scope, view: match_all)
+
+
+def test_the_gate_holds_even_when_a_raw_query_forgets_its_filters(lore, retired, monkeypatch, fact_store):
     put(lore, event("The staging database for team two is MySQL 8.", channel="C2"))
     honest = {mode: _ids(lore.reader.search(QUERY, SCOPE, mode=mode, k=10)) for mode in SearchMode}
     honest_list = _ids(lore.reader.list(SCOPE))
 
-    # Simulate a backend bug: every raw query drops scope and time predicates.
-    monkeypatch.setattr(embedded_facts, "scope_time_sql", lambda scope, view, alias="v": ("1=1", []))
-    monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: self._row >= 0)
-    real_fts_query = embedded_facts.fts_query
-    monkeypatch.setattr(
-        embedded_facts, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"])
-    )
+    _forget_scope_and_time_filters(monkeypatch, fact_store)
 
     for mode in SearchMode:
         leaky = lore.reader.search(QUERY, SCOPE, mode=mode, k=10)

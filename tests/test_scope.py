@@ -12,6 +12,8 @@ from teamlore.workers.pipeline import ingest
 from .conftest import SAMPLE, WS, event
 from .helpers import put
 
+pytestmark = pytest.mark.every_fact_store
+
 
 @pytest.mark.parametrize(("workspace", "channels"), [("", ["C1"]), ("T1", []), ("  ", ["C1"]), ("T1", [""])])
 def test_a_read_without_a_workspace_or_a_channel_raises(workspace, channels):

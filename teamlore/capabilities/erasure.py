@@ -9,7 +9,6 @@ never text), plus one "erased" event.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from datetime import datetime
 
@@ -71,7 +70,7 @@ def erase_author(
             " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",
             (to_micros(now), workspace, author_id),
         )
-        report.vectors = _scrub_facts(stores, sorted(doomed))
+        report.vectors = stores.facts.erase_text(sorted(doomed))
         report.facts_erased = sorted(doomed)
         report.facts_kept_without_their_evidence = sorted(kept - doomed)
         stores.audit.append(
@@ -87,36 +86,4 @@ def erase_author(
                 {"author_id": author_id, "messages": len(messages)},
             )
         )
-        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'index_generation'")
     return report
-
-
-def _scrub_facts(stores: EmbeddedStores, fact_ids: list[str]) -> int:
-    """Delete the text of every version of these facts, their index rows and their vectors."""
-    conn = stores.db.conn
-    vectors = 0
-    for fact_id in fact_ids:
-        rows = conn.execute(
-            "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions WHERE fact_id = ?",
-            (fact_id,),
-        ).fetchall()
-        for vid, statement, entities, key, channel in rows:
-            conn.execute(
-                "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
-                " VALUES ('delete', ?, ?, ?, ?)",
-                (vid, statement, " ".join(json.loads(entities)), channel),
-            )
-            # The same text said by someone else in another fact keeps its vector.
-            shared = conn.execute(
-                "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
-                f" ({','.join('?' * len(fact_ids))}) LIMIT 1",
-                (key, *fact_ids),
-            ).fetchone()
-            if key is not None and shared is None:
-                vectors += conn.execute("DELETE FROM embeddings WHERE key = ?", (key,)).rowcount
-        conn.execute(
-            "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', embedding_key = NULL"
-            " WHERE fact_id = ?",
-            (fact_id,),
-        )
-    return vectors

@@ -19,7 +19,7 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import asking, curation, mcp_command, production, reindexing, serving
+from teamlore.cli import asking, curation, mcp_command, production, reindexing, serving, weaviate
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -55,6 +55,7 @@ asking.register(app)
 serving.register(app)
 reindexing.register(app)
 mcp_command.register(app)
+weaviate.register(app)
 # Imports larger than this show a progress bar.
 PROGRESS_THRESHOLD = 300
 

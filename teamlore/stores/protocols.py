@@ -9,6 +9,7 @@ takes the audit event with it, so no mutation can skip the log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -106,6 +107,17 @@ class FactBackend(Protocol):
     def write_version(
         self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None
     ) -> Fact: ...
+
+    def erase_text(self, fact_ids: Sequence[str]) -> int: ...
+
+
+class RemoteFactBackend(FactBackend, Protocol):
+    """Facts kept on a server beside the SQLite file: its writes join the file's transactions
+    through ``unit_of_work``, which undoes them when the transaction rolls back."""
+
+    def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
 
 
 class MessageStore(Protocol):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
@@ -17,6 +19,7 @@ from teamlore.stores.embedded.push import EmbeddedReplayGuard
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
+from teamlore.stores.protocols import FactBackend, RemoteFactBackend
 
 
 class EmbeddedStores:
@@ -25,7 +28,8 @@ class EmbeddedStores:
     def __init__(self, path: Path | str) -> None:
         self.db = Database(path)
         self.audit = EmbeddedAuditLog(self.db)
-        self.facts = EmbeddedFactBackend(self.db, self.audit)
+        self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
+        self._remote_facts: RemoteFactBackend | None = None
         self.messages = EmbeddedMessageStore(self.db)
         self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
@@ -39,10 +43,24 @@ class EmbeddedStores:
         self.push_seen = EmbeddedReplayGuard(self.db)
         self.checkpoints = EmbeddedCheckpointStore(self.db)
 
-    def transaction(self, savepoint: bool = False):
-        return self.db.transaction(savepoint)
+    def use_facts(self, facts: RemoteFactBackend) -> None:
+        """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""
+        self.facts = self._remote_facts = facts
+
+    @contextmanager
+    def transaction(self, savepoint: bool = False) -> Iterator[object]:
+        """A transaction on the file; a server fact store's writes join it (undone if it rolls
+        back, before the file's own rollback)."""
+        with self.db.transaction(savepoint) as conn:
+            if self._remote_facts is None:
+                yield conn
+                return
+            with self._remote_facts.unit_of_work(savepoint):
+                yield conn
 
     def close(self) -> None:
+        if self._remote_facts is not None:
+            self._remote_facts.close()
         self.db.close()
 
 

@@ -231,7 +231,49 @@ class EmbeddedFactBackend:
         ).fetchone()
         return row[0] if row else None
 
+    def export_versions(self, after_vid: int, limit: int) -> list[tuple[int, Fact, str | None]]:
+        """Every version in write order, a page at a time: (row id, version, embedding key).
+        For copying the store elsewhere (``teamlore weaviate load-facts``), never for readers."""
+        rows = self._query(
+            f"SELECT {_COLUMNS}, embedding_key FROM fact_versions WHERE vid > ? ORDER BY vid LIMIT ?",
+            [after_vid, limit],
+        )
+        return [(r[0], _row_to_fact(r), r["embedding_key"]) for r in rows]
+
     # ---- writes ----
+
+    def erase_text(self, fact_ids: Sequence[str]) -> int:
+        """Delete the text of every version of these facts, their index rows and their vectors
+        (a vector another fact still uses stays); return how many vectors were deleted."""
+        conn = self._db.conn
+        vectors = 0
+        for fact_id in fact_ids:
+            rows = conn.execute(
+                "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions"
+                " WHERE fact_id = ?",
+                (fact_id,),
+            ).fetchall()
+            for vid, statement, entities, key, channel in rows:
+                conn.execute(
+                    "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
+                    " VALUES ('delete', ?, ?, ?, ?)",
+                    (vid, statement, " ".join(json.loads(entities)), channel),
+                )
+                shared = conn.execute(
+                    "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
+                    f" ({','.join('?' * len(fact_ids))}) LIMIT 1",
+                    (key, *fact_ids),
+                ).fetchone()
+                if key is not None and shared is None:
+                    vectors += conn.execute("DELETE FROM embeddings WHERE key = ?", (key,)).rowcount
+            conn.execute(
+                "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', embedding_key = NULL"
+                " WHERE fact_id = ?",
+                (fact_id,),
+            )
+        # The vector index drops what it holds and reloads from the file on its next query.
+        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'index_generation'")
+        return vectors
 
     def write_version(
         self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None

@@ -146,6 +146,11 @@ class EmbeddedEmbeddingCache:
                 found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
+    def forget(self, keys: Sequence[str]) -> int:
+        """Delete these vectors (an erasure); returns how many there were."""
+        with self._db.transaction() as conn:
+            return sum(conn.execute("DELETE FROM embeddings WHERE key = ?", (k,)).rowcount for k in keys)
+
     def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         with self._db.transaction() as conn:
             conn.executemany(

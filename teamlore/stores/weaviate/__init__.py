@@ -1,0 +1,79 @@
+"""Facts in Weaviate (``weaviate-client`` v4), for deployments that outgrow one SQLite file.
+
+``open_fact_store(settings, audit, vectors)`` connects, creates or checks the collection's schema,
+and returns a ``WeaviateFactBackend``: the raw queries and write path behind the one read gate.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import weaviate
+from weaviate.classes.init import AdditionalConfig, Auth, Timeout
+from weaviate.exceptions import WeaviateBaseError
+
+from teamlore.config import Settings
+from teamlore.embedding import EmbeddingCache
+from teamlore.errors import BackendUnavailable, ConfigurationError, TeamloreError
+from teamlore.stores.protocols import AuditLog
+from teamlore.stores.weaviate.facts import WeaviateFactBackend
+from teamlore.stores.weaviate.filters import compile_filters
+from teamlore.stores.weaviate.schema import check_schema
+
+
+def connect(settings: Settings):
+    """A connected client (the caller closes it), or a clear error saying what to check."""
+    url = urlsplit(settings.weaviate_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigurationError(
+            f"TEAMLORE_WEAVIATE_URL={settings.weaviate_url!r} is not an http(s) URL;"
+            " give e.g. http://localhost:8080"
+        )
+    secure = url.scheme == "https"
+    try:
+        return weaviate.connect_to_custom(
+            http_host=url.hostname,
+            http_port=url.port or (443 if secure else 80),
+            http_secure=secure,
+            grpc_host=url.hostname,
+            grpc_port=settings.weaviate_grpc_port,
+            grpc_secure=secure,
+            auth_credentials=Auth.api_key(settings.weaviate_api_key) if settings.weaviate_api_key else None,
+            additional_config=AdditionalConfig(
+                timeout=Timeout(
+                    init=settings.weaviate_connect_timeout_s,
+                    query=settings.weaviate_timeout_s,
+                    insert=settings.weaviate_timeout_s,
+                )
+            ),
+        )
+    except WeaviateBaseError as exc:
+        raise BackendUnavailable(
+            f"cannot reach Weaviate at {settings.weaviate_url} (gRPC port"
+            f" {settings.weaviate_grpc_port}): {' '.join(str(exc).split())} Check that the server is up, and"
+            " TEAMLORE_WEAVIATE_URL, TEAMLORE_WEAVIATE_GRPC_PORT and TEAMLORE_WEAVIATE_API_KEY."
+        ) from exc
+
+
+def open_fact_store(settings: Settings, audit: AuditLog, vectors: EmbeddingCache) -> WeaviateFactBackend:
+    client = connect(settings)
+    try:
+        check_schema(client, settings.weaviate_collection)
+        collection = client.collections.get(settings.weaviate_collection)
+    except TeamloreError:
+        client.close()
+        raise
+    except WeaviateBaseError as exc:
+        client.close()
+        raise BackendUnavailable(f"Weaviate schema check failed: {exc}") from exc
+    return WeaviateFactBackend(
+        collection,
+        audit,
+        vectors,
+        hybrid_alpha=settings.weaviate_hybrid_alpha,
+        max_results=settings.weaviate_max_results,
+        close=client.close,
+    )
+
+
+__all__ = ["WeaviateFactBackend", "compile_filters", "connect", "open_fact_store"]

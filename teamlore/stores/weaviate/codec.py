@@ -1,0 +1,80 @@
+"""Fact versions to Weaviate objects and back: one object per version, a deterministic UUID."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from teamlore.domain import Fact, FactStatus, FactType
+from teamlore.stores.weaviate.filters import from_stored, to_stored
+
+# Fixed namespace: the same (fact, version) is the same object id on every machine and every run,
+# so a second insert of a version is refused by Weaviate (the concurrency check) and a re-run
+# batch import overwrites instead of duplicating.
+_NAMESPACE = uuid.UUID("5f0c7a52-6b1e-4d0e-9a57-7d1c4a3b2e10")
+
+
+def version_uuid(fact_id: str, version: int) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{fact_id}#{version}")
+
+
+def to_properties(fact: Fact, embedding_key: str | None) -> dict[str, Any]:
+    """Every declared property (absent optional values are left out, never sent as new fields)."""
+    props: dict[str, Any] = {
+        "fact_id": fact.fact_id,
+        "version": fact.version,
+        "workspace": fact.workspace,
+        "channel": fact.channel,
+        "statement": fact.statement,
+        "content_hash": fact.content_hash,
+        "fact_type": fact.fact_type.value,
+        "entities": list(fact.entities),
+        "topic": fact.topic,
+        "importance": float(fact.importance),
+        "confidence": float(fact.confidence),
+        "status": fact.status.value,
+        "evidence": list(fact.evidence),
+        "valid_from": to_stored(fact.valid_from),
+        "valid_to": to_stored(fact.valid_to),
+        "recorded_from": to_stored(fact.recorded_from),
+        "recorded_to": to_stored(fact.recorded_to),
+        "supersedes": list(fact.supersedes),
+        "origin": fact.origin,
+    }
+    optional = {
+        "thread_id": fact.thread_id,
+        "superseded_by": fact.superseded_by,
+        "due_at": None if fact.due_at is None else to_stored(fact.due_at),
+        "embedding_key": embedding_key,
+    }
+    props.update({k: v for k, v in optional.items() if v is not None})
+    return props
+
+
+def to_fact(props: Mapping[str, Any]) -> Fact:
+    due_at = props.get("due_at")
+    return Fact(
+        fact_id=props["fact_id"],
+        version=int(props["version"]),
+        workspace=props["workspace"],
+        channel=props["channel"],
+        thread_id=props.get("thread_id"),
+        statement=props.get("statement") or "",
+        content_hash=props["content_hash"],
+        fact_type=FactType(props["fact_type"]),
+        entities=tuple(props.get("entities") or ()),
+        topic=props.get("topic") or "",
+        importance=float(props["importance"]),
+        confidence=float(props["confidence"]),
+        status=FactStatus(props["status"]),
+        evidence=tuple(props.get("evidence") or ()),
+        valid_from=from_stored(props["valid_from"]),
+        valid_to=from_stored(props["valid_to"]),
+        recorded_from=from_stored(props["recorded_from"]),
+        recorded_to=from_stored(props["recorded_to"]),
+        supersedes=tuple(props.get("supersedes") or ()),
+        superseded_by=props.get("superseded_by"),
+        origin=props["origin"],
+        due_at=None if due_at is None else from_stored(due_at),
+    )

@@ -1,0 +1,63 @@
+"""Undo for writes Weaviate cannot roll back.
+
+The pipeline runs each event in a SQLite savepoint: when the event fails, its messages, audit
+events and dirty marks are undone. Weaviate has no transactions, so each fact write records how
+to undo itself here (delete the version it inserted, reopen the version it closed), and the
+stores' transaction runs those undos when the SQLite side rolls back. Frames nest exactly as the
+SQLite transaction and savepoints do.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+log = logging.getLogger(__name__)
+
+Undo = Callable[[], None]
+
+
+class UndoJournal:
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _stack(self) -> list[list[tuple[str, Undo]]]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    @contextmanager
+    def frame(self, savepoint: bool = False) -> Iterator[None]:
+        """A unit of work: its writes are undone if the block raises. Inside an open frame and
+        without ``savepoint`` it simply joins the enclosing one (as SQLite does)."""
+        stack = self._stack()
+        if stack and not savepoint:
+            yield
+            return
+        stack.append([])
+        try:
+            yield
+        except BaseException:
+            run_undos(stack.pop())
+            raise
+        done = stack.pop()
+        if stack:
+            stack[-1].extend(done)  # the enclosing frame may still roll back
+
+    def record(self, what: str, undo: Undo) -> None:
+        """Remember how to undo a write that succeeded (nothing to remember outside a frame)."""
+        stack = self._stack()
+        if stack:
+            stack[-1].append((what, undo))
+
+
+def run_undos(undos: list[tuple[str, Undo]]) -> None:
+    """Newest first; an undo that fails is logged with what it was, and the rest still run."""
+    for what, undo in reversed(undos):
+        try:
+            undo()
+        except Exception as exc:  # the store may be the reason we are rolling back at all
+            log.error("could not undo %s in Weaviate (fix by hand or re-run the event): %s", what, exc)

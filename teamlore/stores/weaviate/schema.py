@@ -1,0 +1,166 @@
+"""The fact collection's schema, created by Teamlore and checked on every start.
+
+Every property is declared (nothing is left to auto-schema): identifiers are whole-value FIELD
+tokens for exact filters, the statement and entity tags are WORD-tokenized for BM25, the four time
+bounds are DATE with range indexes. Vectors are supplied by Teamlore's embedder (vectorizer none),
+one named vector, cosine distance. The schema version sits in the collection's description; a
+collection made by another version, or changed by hand or by auto-schema, is refused with the
+differences and what to do.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from weaviate.classes.config import (
+    Configure,
+    DataType,
+    Property,
+    StopwordsPreset,
+    Tokenization,
+    VectorDistances,
+)
+
+from teamlore.errors import ConfigurationError
+
+SCHEMA_VERSION = 1
+DESCRIPTION = f"Teamlore fact versions (bitemporal). teamlore-schema={SCHEMA_VERSION}"
+VECTOR = "statement"  # the one named vector: the statement as Teamlore's embedder saw it
+KEYWORD_PROPERTIES = ["statement", "entities^0.5"]  # entity tags count half, as in the embedded store
+_VERSION_MARK = re.compile(r"teamlore-schema=(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    name: str
+    data_type: DataType
+    tokenization: Tokenization | None = None
+    filterable: bool = False
+    searchable: bool = False
+    rangeable: bool = False
+
+
+def _id(name: str) -> Spec:
+    return Spec(name, DataType.TEXT, Tokenization.FIELD, filterable=True)
+
+
+def _date(name: str) -> Spec:
+    return Spec(name, DataType.DATE, filterable=True, rangeable=True)
+
+
+PROPERTIES: tuple[Spec, ...] = (
+    _id("fact_id"),
+    Spec("version", DataType.INT, filterable=True, rangeable=True),
+    _id("workspace"),
+    _id("channel"),
+    _id("thread_id"),
+    Spec("statement", DataType.TEXT, Tokenization.WORD, searchable=True),
+    _id("content_hash"),
+    _id("fact_type"),
+    Spec("entities", DataType.TEXT_ARRAY, Tokenization.WORD, searchable=True),
+    Spec("topic", DataType.TEXT, Tokenization.FIELD),
+    Spec("importance", DataType.NUMBER),
+    Spec("confidence", DataType.NUMBER),
+    _id("status"),
+    Spec("evidence", DataType.TEXT_ARRAY, Tokenization.FIELD, filterable=True),
+    _date("valid_from"),
+    _date("valid_to"),
+    _date("recorded_from"),
+    _date("recorded_to"),
+    Spec("supersedes", DataType.TEXT_ARRAY, Tokenization.FIELD),
+    _id("superseded_by"),
+    _id("origin"),
+    Spec("due_at", DataType.DATE),
+    _id("embedding_key"),
+)
+PROPERTY_NAMES = frozenset(p.name for p in PROPERTIES)
+
+
+def create_collection(client, name: str) -> None:
+    client.collections.create(
+        name,
+        description=DESCRIPTION,
+        properties=[
+            Property(
+                name=p.name,
+                data_type=p.data_type,
+                tokenization=p.tokenization,
+                index_filterable=p.filterable,
+                index_searchable=p.searchable,
+                index_range_filters=p.rangeable,
+            )
+            for p in PROPERTIES
+        ],
+        vector_config=Configure.Vectors.self_provided(
+            name=VECTOR,
+            vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
+        ),
+        # No server-side stopwords: Teamlore picks the query's words itself (teamlore.text), the
+        # same way for every store, so "the of" still matches what the embedded store matches.
+        inverted_index_config=Configure.inverted_index(
+            bm25_b=0.75, bm25_k1=1.2, stopwords_preset=StopwordsPreset.NONE
+        ),
+        multi_tenancy_config=Configure.multi_tenancy(enabled=False),
+    )
+
+
+def schema_differences(config) -> list[str]:
+    """How an existing collection differs from what this code expects (empty: it matches)."""
+    found = _VERSION_MARK.search(config.description or "")
+    if found is None:
+        return ["it was not created by Teamlore (no teamlore-schema mark in its description)"]
+    problems = []
+    if int(found.group(1)) != SCHEMA_VERSION:
+        problems.append(f"schema version {found.group(1)}, this Teamlore expects {SCHEMA_VERSION}")
+    have = {p.name: p for p in config.properties}
+    for spec in PROPERTIES:
+        prop = have.get(spec.name)
+        if prop is None:
+            problems.append(f"property {spec.name} is missing")
+            continue
+        actual = (
+            prop.data_type,
+            prop.tokenization,
+            prop.index_filterable,
+            prop.index_searchable,
+            prop.index_range_filters,
+        )
+        wanted = (spec.data_type, spec.tokenization, spec.filterable, spec.searchable, spec.rangeable)
+        if actual != wanted:
+            problems.append(f"property {spec.name} is {_shown(actual)}, expected {_shown(wanted)}")
+    extra = sorted(set(have) - PROPERTY_NAMES)
+    if extra:
+        problems.append(f"unexpected properties {', '.join(extra)} (added by auto-schema or by hand?)")
+    vectors = config.vector_config or {}
+    if set(vectors) != {VECTOR}:
+        problems.append(f"named vectors {sorted(vectors)}, expected ['{VECTOR}'] (self-provided)")
+    if config.multi_tenancy_config.enabled:
+        problems.append("multi-tenancy is on; this store keeps one collection filtered by scope")
+    return problems
+
+
+def check_schema(client, name: str) -> None:
+    """Create the collection if it is missing; refuse to run on one with another schema."""
+    if not client.collections.exists(name):
+        create_collection(client, name)
+        return
+    problems = schema_differences(client.collections.get(name).config.get())
+    if problems:
+        raise ConfigurationError(
+            f"Weaviate collection {name} does not have the schema this Teamlore expects: "
+            + "; ".join(problems)
+            + ". Set TEAMLORE_WEAVIATE_COLLECTION to a new name and fill it (`teamlore weaviate"
+            " load-facts` copies the versions the SQLite file holds; `teamlore reindex` rebuilds"
+            " them from the stored messages)."
+        )
+
+
+def _shown(values: tuple) -> str:
+    data_type, tokenization, filterable, searchable, rangeable = values
+    flags = [
+        n for n, on in (("filterable", filterable), ("searchable", searchable), ("range", rangeable)) if on
+    ]
+    kind = getattr(data_type, "value", data_type)
+    token = getattr(tokenization, "value", tokenization)
+    return f"{kind}" + (f"/{token}" if token else "") + f" [{','.join(flags) or 'not indexed'}]"
