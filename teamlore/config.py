@@ -47,6 +47,14 @@ class Settings(BaseSettings):
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."
     )
 
+    push_secret: str = Field(
+        "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
+    )
+    push_max_events: int = Field(500, ge=1, le=10_000, description="Most events one push may carry.")
+    push_max_bytes: int = Field(
+        5_000_000, ge=1_000, description="Largest push body in bytes; a bigger one is refused (413)."
+    )
+
     llm_base_url: str = Field(
         "",
         description="OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, LiteLLM). "

@@ -19,7 +19,17 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import asking, connect, curation, mcp_command, media, production, weaviate
+from teamlore.cli import (
+    asking,
+    connect,
+    curation,
+    mcp_command,
+    media,
+    production,
+    reindexing,
+    serving,
+    weaviate,
+)
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -54,6 +64,8 @@ production.register(app)
 asking.register(app)
 media.register(app)
 connect.register(app)
+serving.register(app)
+reindexing.register(app)
 mcp_command.register(app)
 weaviate.register(app)
 # Imports larger than this show a progress bar.
@@ -314,8 +326,12 @@ DEMO_QUERIES = (
 @app.command()
 def demo(
     data_dir: Annotated[Path, typer.Option(help="Where the demo store goes.")] = Path("teamlore-demo"),
+    serve: Annotated[bool, typer.Option("--serve", help="Then serve the wiki and the API.")] = False,
+    host: serving.Host = "127.0.0.1",
+    port: serving.Port = 8000,
 ) -> int:
-    """Import the bundled sample workspace into a fresh store and run a few searches."""
+    """Import the bundled sample workspace into a fresh store and run a few searches; with
+    --serve, then serve the wiki with a fresh admin token."""
     db = data_dir / "teamlore.sqlite3"
     for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         leftover.unlink(missing_ok=True)
@@ -345,6 +361,11 @@ def demo(
     out.print(
         f"Store: {db}. Channels: teamlore channels -w {SAMPLE_WORKSPACE} --data-dir {data_dir}", markup=False
     )
+    if serve:
+        _, secret = lore.access.create("demo admin", "admin", SAMPLE_WORKSPACE, None)
+        out.print(f"\nWiki: http://{host}:{port}/wiki  (API docs: http://{host}:{port}/docs)", markup=False)
+        out.print(f"Admin token for {SAMPLE_WORKSPACE} (paste it to sign in): {secret}", markup=False)
+        serving.run(lore, host, port)
     return 0
 
 

@@ -241,6 +241,15 @@ class TokenStore(Protocol):
     def revoke(self, token_id: str, at: datetime) -> bool: ...
 
 
+class ReplayGuard(Protocol):
+    """Keys of signed pushes already accepted, kept for a while so a replay is refused."""
+
+    def claim(self, keys: Iterable[str], at: datetime, forget_before: datetime) -> bool:
+        """Remember every key; False (and nothing remembered) if any was seen already.
+        Keys remembered before ``forget_before`` are dropped first."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """A dirty page taken for a rewrite under a lease: its pending facts as of the claim."""

@@ -147,6 +147,10 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     channels TEXT NOT NULL, secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER
 );
 
+-- Idempotency keys and signatures of accepted pushes, kept past the signature's window.
+CREATE TABLE IF NOT EXISTS push_seen (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS push_seen_at ON push_seen (at);
+
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
