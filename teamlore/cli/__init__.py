@@ -318,7 +318,7 @@ def channels(workspace: Workspace = None, data_dir: DataDir = None, as_json: Jso
 SAMPLE_WORKSPACE = "T0ACME"
 DEMO_QUERIES = (
     ("When does Atlas 2.0 launch?", "C02PRODUCT"),
-    ("Which database do we use?", "C01ENG"),
+    ("What is the primary datastore for Atlas?", "C01ENG"),
     ("Who owns the billing service?", "C01ENG"),
 )
 
@@ -330,7 +330,7 @@ def demo(
     host: serving.Host = "127.0.0.1",
     port: serving.Port = 8000,
 ) -> int:
-    """Import the bundled sample workspace into a fresh store and run a few searches; with
+    """Import the bundled sample workspace into a fresh store and ask it a few questions; with
     --serve, then serve the wiki with a fresh admin token."""
     db = data_dir / "teamlore.sqlite3"
     for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
@@ -343,12 +343,11 @@ def demo(
     _print_summary(summary)
     for query, channel in DEMO_QUERIES:
         out.print(
-            f"\n$ teamlore search {query!r} -w {SAMPLE_WORKSPACE} -c {channel} "
-            f"--data-dir {data_dir} --limit 3",
+            f"\n$ teamlore ask {query!r} -w {SAMPLE_WORKSPACE} -c {channel} --data-dir {data_dir} --limit 3",
             markup=False,
             style="bold",
         )
-        _print_result(lore.reader.search(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
+        asking.print_answer(lore.ask(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
     width = shutil.get_terminal_size((100, 20)).columns
     out.print("\n" + "-" * min(width, 80))
     pages = [p for p, v in lore.stores.pages.pages(SAMPLE_WORKSPACE, ["C01ENG"]) if v]
