@@ -11,10 +11,12 @@ from teamlore.capabilities.activity import Activity, recent_activity
 from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
 from teamlore.capabilities.facts import FactReader
+from teamlore.capabilities.media import search_media_references
 from teamlore.capabilities.pages import PageReader
+from teamlore.capabilities.push import PushDesk
 from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
-from teamlore.domain import ReadView, Scope
+from teamlore.domain import AttachmentKind, MediaReference, MessageEvent, ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, HeuristicExtractor
 from teamlore.stores.embedded import EmbeddedStores
@@ -23,11 +25,12 @@ from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
-from teamlore.workers.pipeline import PipelineDeps
+from teamlore.workers.pipeline import PipelineDeps, ingest
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
 if TYPE_CHECKING:
     from teamlore.llm.client import ModelClient
+    from teamlore.workers.producer import Producer
 
 # Builds a server fact store beside the SQLite file (which keeps messages, audit, vectors, pages).
 FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
@@ -111,16 +114,46 @@ class Teamlore:
             window=timedelta(seconds=settings.wiki_window_s),
             lease=timedelta(seconds=settings.wiki_lease_s),
         )
-        self.pages = PageReader(self.stores.pages)
         self.pipeline.notify = self.wiki.note_changes
         self.review.notify = self.wiki.note_changes
         self.access = Access(
             self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
         )
         self.composer: Composer | None = self._composer()  # None: the extractive composer
+        self.pages = PageReader(self.stores.pages, self.wiki)
+        self._producer: Producer | None = None
+        self.push = PushDesk(
+            secret=settings.push_secret,
+            max_events=settings.push_max_events,
+            max_bytes=settings.push_max_bytes,
+            max_chars=settings.max_message_chars,
+            guard=self.stores.push_seen,
+            clock=clock,
+            ingest=self._ingest_counts,
+            transaction=self.stores.transaction,
+            enqueue=self._enqueue if settings.redis_url else None,
+        )
+
+    def _ingest_counts(self, events: list[MessageEvent]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for result in ingest(events, self.pipeline):
+            counts[result.outcome.value] = counts.get(result.outcome.value, 0) + 1
+        return counts
+
+    def _enqueue(self, events: list[MessageEvent]) -> int:
+        if self._producer is None:
+            from teamlore.workers.producer import Producer  # celery loads only with Redis configured
+
+            self._producer = Producer(self.settings)
+        return self._producer.enqueue(events).spooled
 
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)
+
+    def search_media_references(
+        self, scope: Scope, query: str, kind: AttachmentKind | str | None = None, limit: int = 50
+    ) -> list[MediaReference]:
+        return search_media_references(self.stores.messages, scope, query, kind, limit)
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)

@@ -57,6 +57,14 @@ class Settings(BaseSettings):
         5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
     )
 
+    push_secret: str = Field(
+        "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
+    )
+    push_max_events: int = Field(500, ge=1, le=10_000, description="Most events one push may carry.")
+    push_max_bytes: int = Field(
+        5_000_000, ge=1_000, description="Largest push body in bytes; a bigger one is refused (413)."
+    )
+
     llm_base_url: str = Field(
         "",
         description="OpenAI-compatible endpoint (OpenAI, Azure OpenAI, Ollama, vLLM, LiteLLM). "
@@ -101,6 +109,70 @@ class Settings(BaseSettings):
         le=1,
         description="A judge verdict below this confidence makes the pair contested for review.",
     )
+    # Slack (docs/connectors/slack.md). Secrets come only from the environment or .env.
+    slack_bot_token: str = Field("", description="Slack bot token (xoxb-...), from OAuth & Permissions.")
+    slack_signing_secret: str = Field(
+        "", description="Slack signing secret (Basic Information); verifies every HTTP event."
+    )
+    slack_app_token: str = Field("", description="Slack app-level token (xapp-...); needed for Socket Mode.")
+    slack_mode: Literal["http", "socket"] = Field(
+        "http", description="http: Slack posts events to this server. socket: Socket Mode, no public URL."
+    )
+    slack_host: str = Field("127.0.0.1", description="Address the Slack events endpoint listens on.")
+    slack_port: int = Field(3000, ge=1, le=65535, description="Port of the Slack events endpoint.")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")
+    slack_history_interval_s: float = Field(
+        60.0,
+        ge=0,
+        description="Seconds between history calls in a backfill: 60 for apps outside the Slack "
+        "Marketplace (conversations.history/.replies: 1 call a minute); 1.2 for Marketplace apps.",
+    )
+    slack_history_page_size: int = Field(
+        15,
+        ge=1,
+        le=999,
+        description="Messages a history call asks for: 15 outside the Marketplace, else 200.",
+    )
+
+    # Mattermost (docs/connectors/mattermost.md).
+    mattermost_url: str = Field("", description="Mattermost server URL, e.g. https://chat.example.com.")
+    mattermost_token: str = Field("", description="Access token of the Mattermost bot account.")
+    mattermost_workspace: str = Field(
+        "", description="Workspace id Mattermost channels are stored under (default: the server's host)."
+    )
+    mattermost_history_interval_s: float = Field(
+        0.0, ge=0, description="Seconds between history calls in a Mattermost backfill."
+    )
+    mattermost_history_page_size: int = Field(
+        200, ge=1, le=1000, description="Posts a Mattermost history call asks for."
+    )
+
+    # Discord (docs/connectors/discord.md).
+    discord_token: str = Field("", description="Discord bot token (Developer Portal, Bot page).")
+    discord_api_url: str = Field(
+        "https://discord.com/api/v10", description="Discord REST API base URL (history backfill)."
+    )
+    discord_backfill_on_join: bool = Field(
+        True, description="Backfill every channel the bot can read when it joins a server."
+    )
+
+    # Microsoft Teams (docs/connectors/teams.md).
+    teams_app_id: str = Field(
+        "", description="Microsoft App ID of the Azure Bot (its Entra app registration)."
+    )
+    teams_app_password: str = Field("", description="Client secret of that app registration.")
+    teams_tenant_id: str = Field(
+        "", description="Entra tenant id the bot (single-tenant) and Graph calls use."
+    )
+    teams_host: str = Field("127.0.0.1", description="Address the Teams messaging endpoint listens on.")
+    teams_port: int = Field(3978, ge=1, le=65535, description="Port of the Teams messaging endpoint.")
+    teams_graph_url: str = Field(
+        "https://graph.microsoft.com/v1.0", description="Microsoft Graph base URL (channel history)."
+    )
+    teams_team_id: str = Field(
+        "", description="Default team (its group id) for a Teams backfill given only a channel id."
+    )
+
     mcp_token: str = Field(
         "",
         description="API token the MCP server uses over stdio (`teamlore tokens create`); over HTTP each "

@@ -121,6 +121,39 @@ def check_model(settings: Settings) -> Check:
     return Check("model", True, f"{settings.llm_base_url} serves {', '.join(sorted(wanted))}")
 
 
+def check_weaviate(settings: Settings) -> Check:
+    if not settings.weaviate_url:
+        return Check("weaviate", True, "not configured: facts live in the SQLite file")
+    from teamlore.stores.weaviate import connect
+    from teamlore.stores.weaviate.schema import schema_differences
+
+    name = settings.weaviate_collection
+    try:
+        client = connect(settings)
+    except Exception as exc:
+        return Check("weaviate", False, str(exc), "start Weaviate or correct TEAMLORE_WEAVIATE_URL")
+    try:
+        if not client.is_ready():
+            return Check(
+                "weaviate", False, f"{settings.weaviate_url} answers but is not ready", "wait, or see its log"
+            )
+        if not client.collections.exists(name):
+            return Check("weaviate", True, f"ready; collection {name} will be created on first use")
+        problems = schema_differences(client.collections.get(name).config.get())
+    except Exception as exc:
+        return Check("weaviate", False, f"{type(exc).__name__}: {exc}", "check the Weaviate server's log")
+    finally:
+        client.close()
+    if problems:
+        return Check(
+            "weaviate",
+            False,
+            f"collection {name} has another schema: {'; '.join(problems)}",
+            "set TEAMLORE_WEAVIATE_COLLECTION to a new name and run `teamlore weaviate load-facts`",
+        )
+    return Check("weaviate", True, f"ready; collection {name} has the expected schema")
+
+
 def check_redis(settings: Settings) -> Check:
     import redis
 
@@ -205,6 +238,7 @@ CHECKS: list[CheckFn] = [
     check_store,
     check_embedder,
     check_model,
+    check_weaviate,
     check_redis,
     check_workers,
     check_spool,

@@ -66,6 +66,76 @@ class FactType(StrEnum):
 Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
 
 
+class AttachmentKind(StrEnum):
+    """A coarse type people search by ("the pdf", "that screenshot"); the mime type stays exact."""
+
+    IMAGE = "image"
+    VIDEO = "video"
+    AUDIO = "audio"
+    PDF = "pdf"
+    DOCUMENT = "document"
+    SPREADSHEET = "spreadsheet"
+    PRESENTATION = "presentation"
+    ARCHIVE = "archive"
+    TEXT = "text"
+    OTHER = "other"
+
+
+_KIND_BY_EXTENSION = {
+    **dict.fromkeys(("png", "jpg", "jpeg", "gif", "webp", "svg", "heic", "bmp"), AttachmentKind.IMAGE),
+    **dict.fromkeys(("mp4", "mov", "webm", "mkv", "avi"), AttachmentKind.VIDEO),
+    **dict.fromkeys(("mp3", "wav", "ogg", "m4a", "flac"), AttachmentKind.AUDIO),
+    "pdf": AttachmentKind.PDF,
+    **dict.fromkeys(("doc", "docx", "odt", "rtf", "pages"), AttachmentKind.DOCUMENT),
+    **dict.fromkeys(("xls", "xlsx", "ods", "csv", "tsv", "numbers"), AttachmentKind.SPREADSHEET),
+    **dict.fromkeys(("ppt", "pptx", "odp", "key"), AttachmentKind.PRESENTATION),
+    **dict.fromkeys(("zip", "tar", "gz", "tgz", "7z", "rar", "bz2", "xz"), AttachmentKind.ARCHIVE),
+    **dict.fromkeys(("txt", "md", "log", "json", "yaml", "yml", "xml", "html"), AttachmentKind.TEXT),
+}
+_KIND_BY_MIME = (
+    ("image/", AttachmentKind.IMAGE),
+    ("video/", AttachmentKind.VIDEO),
+    ("audio/", AttachmentKind.AUDIO),
+    ("application/pdf", AttachmentKind.PDF),
+    ("application/vnd.openxmlformats-officedocument.wordprocessingml", AttachmentKind.DOCUMENT),
+    ("application/msword", AttachmentKind.DOCUMENT),
+    ("application/vnd.openxmlformats-officedocument.spreadsheetml", AttachmentKind.SPREADSHEET),
+    ("application/vnd.ms-excel", AttachmentKind.SPREADSHEET),
+    ("text/csv", AttachmentKind.SPREADSHEET),
+    ("application/vnd.openxmlformats-officedocument.presentationml", AttachmentKind.PRESENTATION),
+    ("application/vnd.ms-powerpoint", AttachmentKind.PRESENTATION),
+    ("application/zip", AttachmentKind.ARCHIVE),
+    ("application/gzip", AttachmentKind.ARCHIVE),
+    ("application/x-tar", AttachmentKind.ARCHIVE),
+    ("text/", AttachmentKind.TEXT),
+)
+
+
+def attachment_kind(mime_type: str, name: str) -> AttachmentKind:
+    """The coarse kind: from the mime type when it says, else from the file name's extension."""
+    mime = mime_type.strip().lower()
+    for prefix, kind in _KIND_BY_MIME:
+        if mime.startswith(prefix):
+            return kind
+    extension = name.rpartition(".")[2].lower() if "." in name else ""
+    return _KIND_BY_EXTENSION.get(extension, AttachmentKind.OTHER)
+
+
+class Attachment(BaseModel):
+    """A file shared with a message: recorded and searchable by name and type; content not read."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str = Field(min_length=1, max_length=500)
+    mime_type: str = Field("", max_length=200)
+    size: int | None = Field(None, ge=0)  # bytes; None when the platform does not say
+    url: str = Field("", max_length=2000)
+
+    @property
+    def kind(self) -> AttachmentKind:
+        return attachment_kind(self.mime_type, self.name)
+
+
 class MessageEvent(BaseModel):
     """One line of the normalized events file (see DESIGN.md, "Contracts")."""
 
@@ -84,6 +154,9 @@ class MessageEvent(BaseModel):
     ts: AwareDatetime
     text: str = ""
     permalink: str = Field("", max_length=2000)
+    # Optional, so events files written before attachments existed stay valid. On an edit, an
+    # empty list keeps the attachments already stored (most platforms resend them anyway).
+    attachments: tuple[Attachment, ...] = Field((), max_length=100)
 
     @field_validator("ts")
     @classmethod
@@ -159,6 +232,24 @@ class Message:
     content_hash: str
     edited_at: datetime | None = None
     deleted_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MediaReference:
+    """An attachment as a search finds it: the file, and the message that shared it."""
+
+    workspace: str
+    channel: str
+    message_id: str
+    thread_id: str | None
+    author_name: str
+    ts: datetime
+    permalink: str
+    name: str
+    mime_type: str
+    kind: AttachmentKind
+    size: int | None
+    url: str
 
 
 @dataclass(frozen=True, slots=True)

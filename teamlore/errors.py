@@ -5,6 +5,7 @@
     |   +-- InvalidEvent          a message event that fails validation
     |   +-- ScopeError            a read without a workspace or a channel
     |   +-- ExportError           an export file or folder that cannot be read
+    |   +-- TooLarge              a request over a size limit (HTTP 413)
     +-- ConfigurationError        a setting that is missing or inconsistent
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
@@ -14,6 +15,7 @@
     +-- NotFound                  an id that names nothing in the given scope
     +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
     +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
+    +-- Replayed                  a signed request already accepted once (HTTP 409)
 
 Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
 """
@@ -39,6 +41,10 @@ class ScopeError(InvalidInput):
 
 class ExportError(InvalidInput):
     """An export file or folder that cannot be read."""
+
+
+class TooLarge(InvalidInput):
+    """A request over a size limit (too many events, too many bytes)."""
 
 
 class ConfigurationError(TeamloreError):
@@ -75,3 +81,7 @@ class Unauthorized(TeamloreError):
 
 class Forbidden(TeamloreError):
     """Valid credentials asking for a channel or an action outside their grant."""
+
+
+class Replayed(TeamloreError):
+    """A signed request (its idempotency key or its signature) that was accepted before."""

@@ -101,3 +101,23 @@ def test_recent_activity_lists_changes_of_the_scope_only_with_their_statements(l
     assert mine[0].facts[0].fact.statement == "The launch date is 12 May."
     assert all(a.event.channel == "CPRIV" for a in theirs) and theirs  # control: the other side
     assert not any("Globex" in v.fact.statement for a in mine for v in a.facts)
+
+
+def test_a_question_someone_asked_is_not_offered_as_an_answer(lore):
+    put(lore, event("Q: who owns the billing service?", message_id="q1"))
+    assert not lore.ask("who owns the billing service?", Scope(WS, ["C1"])).known
+    put(lore, event("Omar is the owner of the billing service.", message_id="a1"))  # control
+    answer = lore.ask("who owns the billing service?", Scope(WS, ["C1"]))
+    assert [c.fact.statement for c in answer.citations] == ["Omar is the owner of the billing service."]
+
+
+def test_facts_matching_most_of_the_question_come_first_and_a_passing_mention_is_left_out(lore):
+    put(lore, event("Lena joins the Atlas team as a frontend engineer on Monday.", message_id="w1"))
+    put(lore, event("The primary datastore for Atlas is PostgreSQL 15.", message_id="d1"))
+    assert len(lore.reader.list(Scope(WS, ["C1"])).hits) == 2
+    answer = lore.ask("what is the primary datastore for Atlas?", Scope(WS, ["C1"]))
+    assert [c.fact.statement for c in answer.citations] == [
+        "The primary datastore for Atlas is PostgreSQL 15."
+    ]
+    welcome = lore.ask("who joins the Atlas team?", Scope(WS, ["C1"]))  # control: its own question
+    assert "Lena" in welcome.citations[0].fact.statement

@@ -146,12 +146,14 @@ def test_import_with_bad_lines_reports_each_and_exits_2_after_taking_the_rest(tm
     )
 
 
-def test_demo_imports_the_sample_and_searches_it(tmp_path):
+def test_demo_imports_the_sample_and_asks_it(tmp_path):
     done = run("demo", "--data-dir", str(tmp_path / "demo"), data_dir=tmp_path / "unused", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "skipped 0" in done.stdout
-    assert done.stdout.count("$ teamlore search") == 3
-    assert "source: " in done.stdout
+    assert done.stdout.count("$ teamlore ask") == 3
+    assert "Nothing known" not in done.stdout
+    assert "[1] priya" in done.stdout and "https://acme.slack.com/archives/" in done.stdout
+    assert "CockroachDB" in done.stdout  # the datastore as it stands, not the first decision
 
 
 def test_pages_list_and_show_after_an_import(imported):

@@ -78,3 +78,14 @@ def test_the_command_prints_one_line_per_check_and_exits_nonzero_on_failure(tmp_
     assert done.returncode == exit_code, done.stdout + done.stderr
     assert line in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_weaviate_is_checked_only_when_configured_and_an_unreachable_one_fails(tmp_path):
+    from teamlore.doctor import check_weaviate
+
+    unset = check_weaviate(Settings(data_dir=tmp_path, _env_file=None))
+    down = check_weaviate(
+        Settings(data_dir=tmp_path, weaviate_url=f"http://127.0.0.1:{free_port()}", _env_file=None)
+    )
+    assert unset.ok and "not configured" in unset.detail
+    assert not down.ok and "TEAMLORE_WEAVIATE_URL" in down.fix

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from teamlore.domain import Channel, Message, Scope, Visibility
+from teamlore.domain import Attachment, AttachmentKind, Channel, Message, Scope, Visibility
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.wiki import StalePage
 from teamlore.stores.protocols import AuditEvent
@@ -166,8 +166,12 @@ def test_erasing_an_author_blanks_their_messages_only(stores):
     stores.messages.put_message(msg("2", author_id="U1", channel="C2"), recorded_at=T0)
     stores.messages.put_message(msg("3", author_id="U2", author_name="Bob"), recorded_at=T0)
     stores.messages.mark_deleted("T1", "C2", "2", T0)
+    for message_id in ("1", "3"):
+        stores.messages.put_attachments("T1", "C1", message_id, [Attachment(name=f"file{message_id}.pdf")])
     assert stores.messages.authored("T1", "U1") == [("C1", "1"), ("C2", "2")]
     stores.messages.erase_author("T1", "U1", T0 + timedelta(days=1))
+    files = stores.messages._media_references(Scope("T1", ["C1"]), ["file"], None, 10)
+    assert [f.name for f in files] == ["file3.pdf"]  # the erased person's file is gone, not Bob's
     first, second = stores.messages.get_message("T1", "C1", "1"), stores.messages.get_message("T1", "C2", "2")
     assert (first.text, first.author_name, first.content_hash) == ("", "", "")
     assert first.deleted_at == T0 + timedelta(days=1) and second.deleted_at == T0
@@ -190,6 +194,42 @@ def test_a_transaction_sees_its_own_message_writes_and_a_rolled_back_savepoint_l
     assert stores.messages.get_message("T1", "C1", "1").text == "kept"
     assert stores.messages.get_message("T1", "C1", "2") is None
     assert stores.messages.author_names("T1") == frozenset({"alice"})
+
+
+def test_attachments_are_found_by_every_word_in_scope_newest_first_and_replaced_whole(stores):
+    pdf = Attachment(name="Q3 Roadmap.pdf", mime_type="application/pdf", size=5, url="https://x/1")
+    png = Attachment(name="screen.png", mime_type="image/png", url="https://x/2")
+    docx = Attachment(name="roadmap v2.docx", mime_type="application/msword", url="https://x/3")
+    stores.messages.put_message(msg("m1"), recorded_at=T0)
+    stores.messages.put_message(msg("m2", ts=T0 + timedelta(hours=1)), recorded_at=T0)
+    stores.messages.put_message(msg("m3", channel="C2"), recorded_at=T0)
+    stores.messages.put_message(msg("m4"), recorded_at=T0)
+    stores.messages.put_attachments("T1", "C1", "m1", [pdf, png])
+    stores.messages.put_attachments("T1", "C1", "m2", [docx])
+    stores.messages.put_attachments("T1", "C2", "m3", [pdf])
+    stores.messages.put_attachments("T1", "C1", "m4", [pdf])
+    stores.messages.mark_deleted("T1", "C1", "m4", T0)
+
+    def found(channels, words, kind=None, limit=10):
+        refs = stores.messages._media_references(Scope("T1", channels), words, kind, limit)
+        return [(r.message_id, r.name) for r in refs]
+
+    assert found(["C1"], ["ROADMAP"]) == [("m2", "roadmap v2.docx"), ("m1", "Q3 Roadmap.pdf")]
+    assert found(["C1"], ["roadmap"], limit=1) == [("m2", "roadmap v2.docx")]
+    assert found(["C1"], ["roadmap", "pdf"]) == [("m1", "Q3 Roadmap.pdf")]
+    assert found(["C1"], ["png"]) == [("m1", "screen.png")]  # the mime type counts too
+    assert found(["C1"], [], AttachmentKind.PDF) == [("m1", "Q3 Roadmap.pdf")]  # m4 is deleted
+    assert found(["C2"], ["roadmap"]) == [("m3", "Q3 Roadmap.pdf")]  # control: the other channel
+    ref = stores.messages._media_references(Scope("T1", ["C1"]), ["q3"], None, 10)[0]
+    assert (ref.author_name, ref.ts, ref.permalink, ref.size, ref.url) == (
+        "Alice",
+        T0,
+        "https://x/m1",
+        5,
+        "https://x/1",
+    )
+    stores.messages.put_attachments("T1", "C1", "m1", [png])
+    assert found(["C1"], ["q3"]) == [] and found(["C1"], ["screen"]) == [("m1", "screen.png")]
 
 
 # ---- AuditLog ----

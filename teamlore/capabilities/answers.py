@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from teamlore.capabilities.facts import FactReader, FactView, Receipt, SearchMode
-from teamlore.domain import ReadView, Scope
+from teamlore.domain import FactType, ReadView, Scope
 from teamlore.errors import InvalidInput
 from teamlore.text import content_words
 
@@ -71,17 +71,28 @@ class ExtractiveComposer:
 
 
 def relevant(question: str, facts: Sequence[FactView]) -> list[FactView]:
-    """The facts sharing a meaningful word (or entity) with the question, in their ranked order."""
+    """The facts sharing meaningful words (or entities) with the question: those matching the most
+    of its words first (search rank breaks ties), and none matching under half as many as the
+    best one, so a fact sharing only "Atlas" does not ride along with facts about Atlas's
+    datastore. A question someone asked is not an answer, however well it matches."""
     asked = {w[:STEM] for w in content_words(question)}
     if not asked:
         return []
-    keep = []
-    for view in facts:
+    scored = []
+    for rank, view in enumerate(facts):
         fact = view.fact
-        words = {w[:STEM] for w in content_words(f"{fact.statement} {' '.join(fact.entities)}")}
-        if asked & words:
-            keep.append(view)
-    return keep
+        if fact.fact_type is FactType.QUESTION:
+            continue
+        overlap = len(
+            asked & {w[:STEM] for w in content_words(f"{fact.statement} {' '.join(fact.entities)}")}
+        )
+        if overlap:
+            scored.append((overlap, rank, view))
+    if not scored:
+        return []
+    best = max(overlap for overlap, _, _ in scored)
+    kept = [item for item in scored if 2 * item[0] >= best]
+    return [view for _, _, view in sorted(kept, key=lambda item: (-item[0], item[1]))]
 
 
 def ask(

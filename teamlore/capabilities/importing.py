@@ -58,6 +58,9 @@ class Source:
 
 def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
     from teamlore.connectors import slack_export
+    from teamlore.connectors.discord import export as discord_export
+    from teamlore.connectors.mattermost import bulk_export as mattermost_export
+    from teamlore.connectors.teams import export as teams_export
 
     if not path.exists():
         raise ExportError(f"{path} does not exist")
@@ -67,11 +70,30 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             slack_export.read_slack_export(path, max_chars, workspace),
             slack_export.count_slack_messages(path),
         )
+    if discord_export.is_discord_export(path):
+        return Source(
+            "DiscordChatExporter JSON",
+            discord_export.read_discord_export(path, max_chars),
+            discord_export.count_discord_messages(path),
+        )
+    if teams_export.is_teams_export(path):
+        return Source(
+            "Teams channel messages (Graph JSON)",
+            teams_export.read_teams_export(path, max_chars, workspace),
+            teams_export.count_teams_messages(path),
+        )
+    if mattermost_export.is_mattermost_export(path):
+        return Source(
+            "mattermost export",
+            mattermost_export.read_mattermost_export(path, max_chars, workspace),
+            mattermost_export.count_mattermost_posts(path),
+        )
     if path.is_file():
         return Source("events file", read_events_file(path, max_chars), count_lines(path))
     raise ExportError(
-        f"{path} is neither an events file (JSON Lines) nor a Slack export "
-        "(a zip or folder with channels.json)"
+        f"{path} is neither an events file (JSON Lines), a Slack export (a zip or folder with "
+        "channels.json), a Mattermost bulk export (JSON Lines or its zip), a DiscordChatExporter "
+        "JSON file nor a Graph channel-messages JSON file"
     )
 
 

@@ -42,10 +42,11 @@ class ReviewDesk:
     def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
         return self.review.items(scope, status)
 
-    def accept(self, item_id: int, reviewer: str) -> ReviewItem:
+    def accept(self, item_id: int, reviewer: str, scope: Scope | None = None) -> ReviewItem:
         """Apply what the item proposes: the newer fact replaces the older (or, for a rejected
-        statement said again, the newer one stands)."""
-        item, older, newer = self._open_item(item_id, reviewer)
+        statement said again, the newer one stands). With a scope, an item outside it is not
+        found (the API and wiki pass the caller's; the CLI is the operator's own)."""
+        item, older, newer = self._open_item(item_id, reviewer, scope)
         now = self.clock()
         if newer.status is not FactStatus.ACTIVE:
             newer = self._set_status(newer, FactStatus.ACTIVE, reviewer, now)
@@ -53,9 +54,11 @@ class ReviewDesk:
             mutations.supersede(self.facts, older, newer, now, "a reviewer accepted the change", reviewer)
         return self._close(item, reviewer, "accept", now)
 
-    def reject(self, item_id: int, reviewer: str, retract: Retract = Retract.NONE) -> ReviewItem:
+    def reject(
+        self, item_id: int, reviewer: str, retract: Retract = Retract.NONE, scope: Scope | None = None
+    ) -> ReviewItem:
         """Keep both as they were (contested flags cleared), or retract one of the two."""
-        item, older, newer = self._open_item(item_id, reviewer)
+        item, older, newer = self._open_item(item_id, reviewer, scope)
         now = self.clock()
         keep_newer = retract is not Retract.NEWER and item.kind == "contested"
         for fact, retire in ((older, retract is Retract.OLDER), (newer, not keep_newer)):
@@ -120,11 +123,11 @@ class ReviewDesk:
 
     # ---- helpers ----
 
-    def _open_item(self, item_id: int, reviewer: str) -> tuple[ReviewItem, Fact, Fact]:
+    def _open_item(self, item_id: int, reviewer: str, scope: Scope | None) -> tuple[ReviewItem, Fact, Fact]:
         if not reviewer.strip():
             raise InvalidInput("a review needs the reviewer's name (--by)")
         item = self.review.get(item_id)
-        if item is None:
+        if item is None or (scope is not None and not scope.allows(item.workspace, item.channel)):
             raise NotFound(f"no review item {item_id}")
         if item.status != "open":
             raise InvalidInput(f"review item {item_id} is already {item.status}")

@@ -7,8 +7,9 @@ from typing import Any
 from teamlore.capabilities.activity import Activity
 from teamlore.capabilities.answers import Answer
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
-from teamlore.domain import Fact, Source
-from teamlore.stores.protocols import AuditEvent, ReviewItem
+from teamlore.capabilities.pages import AsOf, PageDiff, PageListing, VersionEntry
+from teamlore.domain import Channel, Fact, MediaReference, Message, Source
+from teamlore.stores.protocols import AuditEvent, ReviewItem, TokenRecord
 from teamlore.timeutil import SENTINEL, iso
 from teamlore.wiki.model import PageVersion
 
@@ -161,4 +162,89 @@ def activity_json(activity: Activity) -> dict[str, object]:
             {"fact_id": v.fact.fact_id, "text": v.fact.statement, "status": v.fact.status.value}
             for v in activity.facts
         ],
+    }
+
+
+def media_json(ref: MediaReference) -> dict[str, object]:
+    return {
+        "name": ref.name,
+        "kind": ref.kind.value,
+        "mime_type": ref.mime_type,
+        "size": ref.size,
+        "url": ref.url,
+        "channel": ref.channel,
+        "message_id": ref.message_id,
+        "thread_id": ref.thread_id,
+        "author_name": ref.author_name,
+        "ts": iso(ref.ts),
+        "permalink": ref.permalink,
+    }
+
+
+def page_listing_json(entry: PageListing) -> dict[str, object]:
+    page = entry.page
+    return {
+        "page_id": page.page_id,
+        "slug": page.slug,
+        "title": page.title,
+        "kind": page.kind.value,
+        "channel": page.channel,
+        "version": entry.version,
+    }
+
+
+def page_versions_json(versions: list[VersionEntry]) -> list[dict[str, object]]:
+    return [{"version": v.version, "created_at": iso(v.created_at)} for v in versions]
+
+
+def diff_json(diff: PageDiff) -> dict[str, object]:
+    return {
+        "page_id": diff.page.page_id,
+        "from_version": diff.older,
+        "to_version": diff.newer,
+        "lines": [{"kind": line.kind, "text": line.text} for line in diff.lines],
+        "unified": diff.unified,
+    }
+
+
+def as_of_json(as_of: AsOf) -> dict[str, object]:
+    rendered = page_json(as_of.rendered)
+    rendered["version"] = None  # a rendering from the facts of that moment, not a stored version
+    return {**rendered, "as_of": iso(as_of.rendered.created_at), "stored_version_then": as_of.stored_version}
+
+
+def message_json(message: Message) -> dict[str, object]:
+    return {
+        "workspace": message.workspace,
+        "channel": message.channel,
+        "message_id": message.message_id,
+        "thread_id": message.thread_id,
+        "author_id": message.author_id,
+        "author": message.author_name,
+        "ts": iso(message.ts),
+        "text": message.text,
+        "permalink": message.permalink,
+        "edited_at": None if message.edited_at is None else iso(message.edited_at),
+        "deleted": message.deleted_at is not None,
+    }
+
+
+def channel_json(channel: Channel) -> dict[str, object]:
+    return {
+        "channel": channel.channel,
+        "name": channel.name,
+        "visibility": channel.visibility.value,
+        "platform": channel.platform,
+    }
+
+
+def token_json(record: TokenRecord) -> dict[str, object]:
+    return {
+        "token_id": record.token_id,
+        "name": record.name,
+        "role": record.role,
+        "workspace": record.workspace,
+        "channels": list(record.channels) or "all",
+        "created_at": iso(record.created_at),
+        "revoked_at": None if record.revoked_at is None else iso(record.revoked_at),
     }

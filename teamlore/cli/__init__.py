@@ -19,7 +19,17 @@ from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
-from teamlore.cli import asking, curation, mcp_command, production, weaviate
+from teamlore.cli import (
+    asking,
+    connect,
+    curation,
+    mcp_command,
+    media,
+    production,
+    reindexing,
+    serving,
+    weaviate,
+)
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -52,6 +62,10 @@ app.add_typer(tokens_app, name="tokens")
 curation.register(app, facts_app)
 production.register(app)
 asking.register(app)
+media.register(app)
+connect.register(app)
+serving.register(app)
+reindexing.register(app)
 mcp_command.register(app)
 weaviate.register(app)
 # Imports larger than this show a progress bar.
@@ -60,8 +74,17 @@ PROGRESS_THRESHOLD = 300
 
 @app.command("import")
 def import_command(
-    path: Annotated[Path, typer.Argument(help="Events file (.jsonl) or Slack export (zip/folder).")],
-    workspace: Annotated[str | None, typer.Option(help="Workspace id for a Slack export.")] = None,
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="Events file (.jsonl), Slack export (zip/folder), Mattermost export, "
+            "DiscordChatExporter JSON or Graph channel-messages JSON (file or folder)."
+        ),
+    ],
+    workspace: Annotated[
+        str | None,
+        typer.Option(help="Workspace id for a Slack/Mattermost export; the tenant id for Graph JSON."),
+    ] = None,
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> int:
@@ -295,7 +318,7 @@ def channels(workspace: Workspace = None, data_dir: DataDir = None, as_json: Jso
 SAMPLE_WORKSPACE = "T0ACME"
 DEMO_QUERIES = (
     ("When does Atlas 2.0 launch?", "C02PRODUCT"),
-    ("Which database do we use?", "C01ENG"),
+    ("What is the primary datastore for Atlas?", "C01ENG"),
     ("Who owns the billing service?", "C01ENG"),
 )
 
@@ -303,8 +326,12 @@ DEMO_QUERIES = (
 @app.command()
 def demo(
     data_dir: Annotated[Path, typer.Option(help="Where the demo store goes.")] = Path("teamlore-demo"),
+    serve: Annotated[bool, typer.Option("--serve", help="Then serve the wiki and the API.")] = False,
+    host: serving.Host = "127.0.0.1",
+    port: serving.Port = 8000,
 ) -> int:
-    """Import the bundled sample workspace into a fresh store and run a few searches."""
+    """Import the bundled sample workspace into a fresh store and ask it a few questions; with
+    --serve, then serve the wiki with a fresh admin token."""
     db = data_dir / "teamlore.sqlite3"
     for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         leftover.unlink(missing_ok=True)
@@ -316,12 +343,11 @@ def demo(
     _print_summary(summary)
     for query, channel in DEMO_QUERIES:
         out.print(
-            f"\n$ teamlore search {query!r} -w {SAMPLE_WORKSPACE} -c {channel} "
-            f"--data-dir {data_dir} --limit 3",
+            f"\n$ teamlore ask {query!r} -w {SAMPLE_WORKSPACE} -c {channel} --data-dir {data_dir} --limit 3",
             markup=False,
             style="bold",
         )
-        _print_result(lore.reader.search(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
+        asking.print_answer(lore.ask(query, Scope(SAMPLE_WORKSPACE, [channel]), k=3))
     width = shutil.get_terminal_size((100, 20)).columns
     out.print("\n" + "-" * min(width, 80))
     pages = [p for p, v in lore.stores.pages.pages(SAMPLE_WORKSPACE, ["C01ENG"]) if v]
@@ -334,6 +360,11 @@ def demo(
     out.print(
         f"Store: {db}. Channels: teamlore channels -w {SAMPLE_WORKSPACE} --data-dir {data_dir}", markup=False
     )
+    if serve:
+        _, secret = lore.access.create("demo admin", "admin", SAMPLE_WORKSPACE, None)
+        out.print(f"\nWiki: http://{host}:{port}/wiki  (API docs: http://{host}:{port}/docs)", markup=False)
+        out.print(f"Admin token for {SAMPLE_WORKSPACE} (paste it to sign in): {secret}", markup=False)
+        serving.run(lore, host, port)
     return 0
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from teamlore.capabilities import views
+from teamlore.capabilities.answers import Answer
 from teamlore.cli.support import (
     Channels,
     DataDir,
@@ -41,6 +42,11 @@ def ask_command(
     if as_json:
         emit_json(views.answer_json(answer))
         return 0
+    print_answer(answer)
+    return 0
+
+
+def print_answer(answer: Answer) -> None:
     out.print(answer.text, markup=False)
     for number, cited in enumerate(answer.citations, start=1):
         for source in cited.sources:
@@ -51,7 +57,6 @@ def ask_command(
             )
     if answer.note:
         out.print(answer.note, markup=False, style="dim")
-    return 0
 
 
 def activity_command(

@@ -86,7 +86,6 @@ def register(app: typer.Typer, facts_app: typer.Typer) -> None:
     facts_app.command("add")(facts_add)
     facts_app.command("correct")(facts_correct)
     app.command("erase")(erase)
-    app.command("reindex")(reindex)
 
 
 def facts_add(
@@ -165,30 +164,4 @@ def erase(
             f"{report.vectors} vector(s) deleted",
             markup=False,
         )
-    return 0
-
-
-def reindex(
-    workspace: Workspace = None, channel: Channels = None, data_dir: DataDir = None, as_json: JsonFlag = False
-) -> int:
-    """Re-extract facts from the stored raw messages of the channels (safe to interrupt and rerun)."""
-    from teamlore.workers.reindex import reindex_channel
-
-    scope = Scope(workspace or "", channel or [])
-    lore = open_lore(data_dir)
-    reports = {c: reindex_channel(scope.workspace, c, lore.pipeline) for c in sorted(scope.channels)}
-    lore.wiki.flush(everything=True)
-    data = {
-        c: {"messages": r.messages, "created": r.created, "retracted": r.retracted}
-        for c, r in reports.items()
-    }
-    if as_json:
-        emit_json(data)
-    else:
-        for c, r in data.items():
-            out.print(
-                f"{c}: {r['messages']} message(s) re-read, {r['created']} fact(s) added, "
-                f"{r['retracted']} retracted",
-                markup=False,
-            )
     return 0

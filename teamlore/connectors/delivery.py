@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teamlore.app import Teamlore
-from teamlore.domain import MessageEvent
+from teamlore.domain import Channel, MessageEvent
 from teamlore.workers.pipeline import ingest
 
 
@@ -44,3 +44,8 @@ class EventSink:
         ingest(list(events), self._lore.pipeline)
         self._lore.wiki.flush()
         return Delivered(len(events), 0, 0)
+
+    def update_channel(self, channel: Channel) -> None:
+        """A channel renamed (or its type changed) on the platform: no message says so, so the
+        channel record is written directly; every worker reads the same store."""
+        self._lore.stores.messages.put_channel(channel)

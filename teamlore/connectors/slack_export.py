@@ -1,8 +1,10 @@
 """Slack export reader: a zip or an unpacked folder of channel listings and daily JSON files.
 
 Every message a person wrote becomes a ``message.created`` event built through ``parse_event``, so
-the same validation applies as for the events file. A broken message or day file becomes an error
-item and the import goes on; an export that cannot be read at all raises ``ExportError``.
+the same validation applies as for the events file. ``slack_event_data`` is the one translation of
+a Slack message object (text, author, thread, permalink, files); the live connector uses it too.
+A broken message or day file becomes an error item and the import goes on; an export that cannot
+be read at all raises ``ExportError``.
 """
 
 from __future__ import annotations
@@ -57,18 +59,18 @@ _READ_ERRORS = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.Ba
 
 
 @dataclass(frozen=True, slots=True)
-class _Channel:
+class SlackChannel:
     id: str
     name: str
-    folder: str
     visibility: Visibility
+    folder: str = ""  # in an export: the folder holding its day files
 
 
 @dataclass(frozen=True, slots=True)
-class _Context:
+class SlackContext:
     workspace: str
-    users: Mapping[str, Mapping[str, Any]]
-    archives_url: str
+    users: Mapping[str, Mapping[str, Any]]  # user id -> users.json entry (or users.info's "user")
+    archives_url: str  # https://DOMAIN.slack.com/archives
     max_chars: int
 
 
@@ -91,7 +93,7 @@ def read_slack_export(
         yield from problems
         team = workspace or _first_team(export, channels) or _name_as_workspace(path)
         url = f"https://{domain}.slack.com/archives" if domain else "https://slack.com/archives"
-        context = _Context(team, users, url, max_chars)
+        context = SlackContext(team, users, url, max_chars)
         for channel, member, messages in _day_files(export, channels):
             yield from _read_day(channel, member, messages, context)
 
@@ -187,9 +189,9 @@ def _load_users(export: _Export) -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
 
 
-def _load_channels(export: _Export) -> tuple[list[_Channel], list[ImportItem]]:
+def _load_channels(export: _Export) -> tuple[list[SlackChannel], list[ImportItem]]:
     """The listed channels sorted by name, and an error item per unusable listing entry."""
-    channels: list[_Channel] = []
+    channels: list[SlackChannel] = []
     problems: list[ImportItem] = []
     for listing, visibility in LISTINGS:
         for number, entry in enumerate(_optional_array(export, listing), start=1):
@@ -200,19 +202,19 @@ def _load_channels(export: _Export) -> tuple[list[_Channel], list[ImportItem]]:
     return sorted(channels, key=lambda c: (c.name, c.id)), problems
 
 
-def _channel(entry: Any, listing: str, visibility: Visibility) -> _Channel:
+def _channel(entry: Any, listing: str, visibility: Visibility) -> SlackChannel:
     fields = entry if isinstance(entry, dict) else {}
     channel_id, name = _field(fields, "id", str), _field(fields, "name", str)
     if listing == "dms.json" and channel_id:  # a dm has no name; its folder is named by its id
-        return _Channel(channel_id, f"dm-{channel_id}", channel_id, visibility)
+        return SlackChannel(channel_id, f"dm-{channel_id}", visibility, channel_id)
     if not channel_id or not name:
         raise InvalidInput(f"channel entry {str(entry)[:80]} has no id or no name; it is skipped")
-    return _Channel(channel_id, name, name, visibility)
+    return SlackChannel(channel_id, name, visibility, name)
 
 
 def _day_files(
-    export: _Export, channels: list[_Channel]
-) -> Iterator[tuple[_Channel, str, list[Any] | InvalidInput]]:
+    export: _Export, channels: list[SlackChannel]
+) -> Iterator[tuple[SlackChannel, str, list[Any] | InvalidInput]]:
     """Each listed channel's day files in order, with their messages or why they are unusable."""
     for channel in channels:
         for day in export.days.get(channel.folder, []):
@@ -223,7 +225,7 @@ def _day_files(
                 yield channel, member, exc
 
 
-def _first_team(export: _Export, channels: list[_Channel]) -> str | None:
+def _first_team(export: _Export, channels: list[SlackChannel]) -> str | None:
     """The first "team" on any message, scanning in import order; broken files are passed over."""
     days = (
         m for *_, messages in _day_files(export, channels) if isinstance(messages, list) for m in messages
@@ -237,7 +239,7 @@ def _name_as_workspace(path: Path) -> str:
 
 
 def _read_day(
-    channel: _Channel, member: str, messages: list[Any] | InvalidInput, context: _Context
+    channel: SlackChannel, member: str, messages: list[Any] | InvalidInput, context: SlackContext
 ) -> Iterator[ImportItem]:
     if isinstance(messages, InvalidInput):
         yield ImportItem(member, error=messages)
@@ -247,27 +249,39 @@ def _read_day(
             continue
         location = f"{member}#{index}"
         try:
-            data = _event_data(message, channel, context)
+            data = slack_event_data(message, channel, context)
             item = ImportItem(location, event=parse_event(data, context.max_chars))
         except InvalidInput as exc:
             item = ImportItem(location, error=exc)
         yield item
 
 
-def _event_data(message: Any, channel: _Channel, context: _Context) -> dict[str, Any]:
-    if not isinstance(message, dict):
-        raise InvalidInput(f"a message must be a JSON object, got {type(message).__name__}")
-    ts = message.get("ts")
+def slack_time(ts: Any) -> datetime:
+    """A Slack timestamp ("seconds.micros", also the message id) as an aware UTC time."""
     if (match := _TS.fullmatch(ts) if isinstance(ts, str) else None) is None:
         problem = f"ts {ts!r:.60} is not a Slack timestamp like '1767607200.000100'"
         raise InvalidInput("message has no ts" if ts is None else problem)
     # Read "seconds.micros" exactly: a float would round the micros.
     seconds, micros = int(match[1]), int((match[2] or "").ljust(6, "0")[:6])
-    moment = datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
+    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
+
+
+def slack_event_data(
+    message: Any,
+    channel: SlackChannel,
+    context: SlackContext,
+    kind: EventKind = EventKind.CREATED,
+    at: datetime | None = None,
+) -> dict[str, Any]:
+    """The event fields of one Slack message object; ``at`` is the edit or deletion time."""
+    if not isinstance(message, dict):
+        raise InvalidInput(f"a message must be a JSON object, got {type(message).__name__}")
+    ts = message.get("ts")
+    moment = slack_time(ts)
     author_id = _field(message, "user", str) or _field(message, "bot_id", str)
     thread_ts, text = message.get("thread_ts"), message.get("text")
     return {
-        "kind": EventKind.CREATED.value,
+        "kind": kind.value,
         "platform": "slack",
         "workspace": context.workspace,
         "channel": channel.id,
@@ -277,10 +291,29 @@ def _event_data(message: Any, channel: _Channel, context: _Context) -> dict[str,
         "thread_id": None if thread_ts in (None, "", ts) else thread_ts,
         "author_id": author_id,
         "author_name": _author_name(message, author_id, context.users),
-        "ts": moment.isoformat().replace("+00:00", "Z"),
-        "text": "" if text is None else text,
+        "ts": (at or moment).isoformat().replace("+00:00", "Z"),
+        "text": "" if text is None or kind is EventKind.DELETED else text,
         "permalink": f"{context.archives_url}/{channel.id}/p{ts.replace('.', '')}",
+        "attachments": slack_files(message),
     }
+
+
+def slack_files(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The message's files as attachments; a file Slack hides (deleted, no access) has no name."""
+    found = []
+    for file in _field(message, "files", list):
+        if not isinstance(file, dict) or not (name := _first_text(file.get("name"), file.get("title"))):
+            continue
+        size = file.get("size")
+        found.append(
+            {
+                "name": name,
+                "mime_type": _field(file, "mimetype", str),
+                "size": size if isinstance(size, int) and size >= 0 else None,
+                "url": _field(file, "permalink", str) or _field(file, "url_private", str),
+            }
+        )
+    return found
 
 
 def _author_name(message: Mapping[str, Any], author_id: str, users: Mapping[str, Mapping[str, Any]]) -> str:

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from teamlore.domain import Channel, Fact, Message, ResolvedView, Scope, Source
+from teamlore.domain import (
+    Attachment,
+    AttachmentKind,
+    Channel,
+    Fact,
+    MediaReference,
+    Message,
+    ResolvedView,
+    Scope,
+    Source,
+)
 
 if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
     from teamlore.wiki.model import PageRef, PageVersion, Route
@@ -137,6 +147,15 @@ class MessageStore(Protocol):
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
+    def put_attachments(
+        self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
+    ) -> None: ...
+
+    # Raw: scope compiled in; read only through capabilities.media.search_media_references.
+    def _media_references(
+        self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
+    ) -> list[MediaReference]: ...
+
     # Erasure: (channel, message id) of every message a person wrote, and blanking them.
     def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]: ...
 
@@ -225,6 +244,15 @@ class TokenStore(Protocol):
     def all(self, workspace: str | None = None) -> list[TokenRecord]: ...
 
     def revoke(self, token_id: str, at: datetime) -> bool: ...
+
+
+class ReplayGuard(Protocol):
+    """Keys of signed pushes already accepted, kept for a while so a replay is refused."""
+
+    def claim(self, keys: Iterable[str], at: datetime, forget_before: datetime) -> bool:
+        """Remember every key; False (and nothing remembered) if any was seen already.
+        Keys remembered before ``forget_before`` are dropped first."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

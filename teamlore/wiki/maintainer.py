@@ -19,10 +19,9 @@ from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.stores.protocols import DirtySet, FactBackend, PageStore
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Section, SectionInput
 from teamlore.wiki.routing import route
-from teamlore.wiki.writer import PageWriter
+from teamlore.wiki.writer import PageWriter, TemplateWriter
 
 log = logging.getLogger(__name__)
-HISTORY = ReadView(include_history=True)
 # Facts an entity or topic needs before it gets a page.
 MIN_PAGE_FACTS = 3
 
@@ -146,16 +145,41 @@ class WikiMaintainer:
         self.pages.save(version)
         return version
 
+    def render_as_of(self, page_id: str, valid_at: datetime) -> PageVersion | None:
+        """The page as it reads for the facts true at ``valid_at`` (what we know now); not saved.
+        Version 0: it is a rendering, not a stored version. Always the template writer: a reader
+        may try many dates, and each must not cost a model call."""
+        page = self.pages.page(page_id)
+        if page is None:
+            return None
+        routed = self.pages.sections_of(page_id)
+        inputs = self._inputs(page, routed, set(routed), valid_at)
+        bodies = TemplateWriter().write(page, inputs).sections
+        sections = tuple(
+            Section(key, title, order, *bodies[key])
+            for key, (title, order, _) in sorted(routed.items(), key=lambda item: (item[1][1], item[0]))
+        )
+        facts = tuple(sorted({f for _, _, ids in routed.values() for f in ids}))
+        return PageVersion(page, 0, valid_at, sections, facts)
+
     def _inputs(
-        self, page: PageRef, routed: dict[str, tuple[str, int, list[str]]], affected: set[str]
+        self,
+        page: PageRef,
+        routed: dict[str, tuple[str, int, list[str]]],
+        affected: set[str],
+        valid_at: datetime | None = None,
     ) -> list[SectionInput]:
         scope = Scope(page.workspace, [page.channel])
         wanted = sorted({f for key in affected for f in routed[key][2]})
-        live = {v.fact.fact_id: v for v in self.reader.get_many(wanted, scope)}
+        live = {v.fact.fact_id: v for v in self.reader.get_many(wanted, scope, ReadView(valid_at))}
+        history = ReadView(include_history=True)
         retired = {
             v.fact.fact_id: v
-            for v in self.reader.get_many(wanted, scope, HISTORY)
-            if v.fact.fact_id not in live and v.fact.status is FactStatus.SUPERSEDED
+            for v in self.reader.get_many(wanted, scope, history)
+            if v.fact.fact_id not in live
+            and v.fact.status is FactStatus.SUPERSEDED
+            # As of a past moment, "previously" holds only what had ended by then.
+            and (valid_at is None or v.fact.valid_to <= valid_at)
         }
         inputs = []
         for key in sorted(affected, key=lambda k: (routed[k][1], k)):

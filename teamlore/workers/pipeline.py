@@ -231,6 +231,7 @@ def _apply(
     if existing is None and event.kind is EventKind.EDITED:
         return IngestResult(event, Outcome.ORPHAN, error="edit for a message never seen")
     if existing is not None and existing.content_hash == message_hash(event.text):
+        _record_attachments(event, deps)  # a file added or removed without a change of text
         return IngestResult(event, Outcome.UNCHANGED)
     if existing is not None and existing.edited_at is not None and event.ts <= existing.edited_at:
         # An older text than the one stored (a re-delivered create or edit): never go back.
@@ -241,6 +242,7 @@ def _apply(
         # An edit event, or a re-import of an export in which the message was edited since.
         message = _as_edit(existing, message, event)
     deps.messages.put_message(message, recorded_at=now)
+    _record_attachments(event, deps)
     deps.note_author(message.workspace, message.author_name)
     result = IngestResult(event, Outcome.EDITED if existing else Outcome.STORED)
     if existing is not None:
@@ -250,6 +252,11 @@ def _apply(
     if existing is None and not candidates:
         result.outcome = Outcome.NOOP
     return result
+
+
+def _record_attachments(event: MessageEvent, deps: PipelineDeps) -> None:
+    if event.attachments:
+        deps.messages.put_attachments(event.workspace, event.channel, event.message_id, event.attachments)
 
 
 def _as_edit(existing: Message, message: Message, event: MessageEvent) -> Message:

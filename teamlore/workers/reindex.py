@@ -24,10 +24,16 @@ class ReindexReport:
 
 
 def reindex_channel(
-    workspace: str, channel: str, deps: PipelineDeps, progress: Callable[[int], None] | None = None
+    workspace: str,
+    channel: str,
+    deps: PipelineDeps,
+    progress: Callable[[int], None] | None = None,
+    after: str = "",
+    checkpoint: Callable[[str], None] | None = None,
 ) -> ReindexReport:
+    """Messages after ``after`` (message-id order); ``checkpoint`` is told the last message id of
+    each committed batch, so an interrupted run can resume from there."""
     report = ReindexReport()
-    after = ""
     while True:
         batch = deps.messages.live_messages(workspace, channel, after, PAGE)
         if not batch:
@@ -74,3 +80,5 @@ def reindex_channel(
         after = batch[-1].message_id
         if progress:
             progress(len(batch))
+        if checkpoint:
+            checkpoint(after)

@@ -15,6 +15,7 @@ from teamlore.stores.embedded.messages import (
     EmbeddedEventLedger,
     EmbeddedMessageStore,
 )
+from teamlore.stores.embedded.push import EmbeddedReplayGuard
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
@@ -39,6 +40,7 @@ class EmbeddedStores:
         self.spend = EmbeddedSpendLedger(self.db)
         self.model_cache = EmbeddedModelCache(self.db)
         self.tokens = EmbeddedTokenStore(self.db)
+        self.push_seen = EmbeddedReplayGuard(self.db)
         self.checkpoints = EmbeddedCheckpointStore(self.db)
 
     def use_facts(self, facts: RemoteFactBackend) -> None:

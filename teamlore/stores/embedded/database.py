@@ -34,6 +34,13 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (workspace, channel, message_id)
 );
 CREATE INDEX IF NOT EXISTS messages_author ON messages (workspace, author_id);
+-- Files shared with a message (name, type, size, link; their content is not read).
+CREATE TABLE IF NOT EXISTS message_attachments (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, position INTEGER NOT NULL,
+    name TEXT NOT NULL, mime_type TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER, url TEXT NOT NULL,
+    PRIMARY KEY (workspace, channel, message_id, position)
+);
+CREATE INDEX IF NOT EXISTS message_attachments_kind ON message_attachments (workspace, channel, kind);
 
 CREATE TABLE IF NOT EXISTS fact_versions (
     vid INTEGER PRIMARY KEY,
@@ -140,6 +147,10 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     token_id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, workspace TEXT NOT NULL,
     channels TEXT NOT NULL, secret_sha256 TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER
 );
+
+-- Idempotency keys and signatures of accepted pushes, kept past the signature's window.
+CREATE TABLE IF NOT EXISTS push_seen (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS push_seen_at ON push_seen (at);
 
 -- Append-only: ids and hashes, never message text, so erasure leaves the log whole.
 CREATE TABLE IF NOT EXISTS audit_log (

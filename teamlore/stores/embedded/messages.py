@@ -7,7 +7,16 @@ from datetime import datetime
 
 import numpy as np
 
-from teamlore.domain import Channel, Message, Source, Visibility
+from teamlore.domain import (
+    Attachment,
+    AttachmentKind,
+    Channel,
+    MediaReference,
+    Message,
+    Scope,
+    Source,
+    Visibility,
+)
 from teamlore.stores.embedded.database import Database
 from teamlore.timeutil import from_micros, to_micros
 
@@ -99,6 +108,66 @@ class EmbeddedMessageStore:
                 " AND message_id = ? AND deleted_at IS NULL",
                 (to_micros(at), workspace, channel, message_id),
             )
+            conn.execute(
+                "DELETE FROM message_attachments WHERE workspace = ? AND channel = ? AND message_id = ?",
+                (workspace, channel, message_id),
+            )
+
+    def put_attachments(
+        self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
+    ) -> None:
+        """Replace the message's attachments with these."""
+        with self._db.transaction() as conn:
+            conn.execute(
+                "DELETE FROM message_attachments WHERE workspace = ? AND channel = ? AND message_id = ?",
+                (workspace, channel, message_id),
+            )
+            conn.executemany(
+                "INSERT INTO message_attachments VALUES (?,?,?,?,?,?,?,?,?)",
+                [
+                    (workspace, channel, message_id, n, a.name, a.mime_type, a.kind.value, a.size, a.url)
+                    for n, a in enumerate(attachments)
+                ],
+            )
+
+    def _media_references(
+        self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
+    ) -> list[MediaReference]:
+        """Attachments of live messages in the scope whose name or mime type holds every word."""
+        channels = sorted(scope.channels)
+        sql = [
+            "SELECT a.*, m.thread_id, m.author_name, m.ts, m.permalink FROM message_attachments a"
+            " JOIN messages m USING (workspace, channel, message_id)"
+            f" WHERE a.workspace = ? AND a.channel IN ({','.join('?' * len(channels))})"
+            " AND m.deleted_at IS NULL"
+        ]
+        args: list[object] = [scope.workspace, *channels]
+        for word in words:
+            sql.append(r"AND (a.name LIKE ? ESCAPE '\' OR a.mime_type LIKE ? ESCAPE '\')")
+            pattern = "%" + word.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_") + "%"
+            args += [pattern, pattern]
+        if kind is not None:
+            sql.append("AND a.kind = ?")
+            args.append(kind.value)
+        sql.append("ORDER BY m.ts DESC, a.message_id, a.position LIMIT ?")
+        rows = self._db.conn.execute(" ".join(sql), (*args, limit)).fetchall()
+        return [
+            MediaReference(
+                r["workspace"],
+                r["channel"],
+                r["message_id"],
+                r["thread_id"],
+                r["author_name"],
+                from_micros(r["ts"]),
+                r["permalink"],
+                r["name"],
+                r["mime_type"],
+                AttachmentKind(r["kind"]),
+                r["size"],
+                r["url"],
+            )
+            for r in rows
+        ]
 
     def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]:
         if not message_ids:
@@ -131,6 +200,12 @@ class EmbeddedMessageStore:
 
     def erase_author(self, workspace: str, author_id: str, at: datetime) -> None:
         with self._db.transaction() as conn:
+            # File names can be personal data too: the person's attachments go with their text.
+            conn.execute(
+                "DELETE FROM message_attachments WHERE (workspace, channel, message_id) IN (SELECT"
+                " workspace, channel, message_id FROM messages WHERE workspace = ? AND author_id = ?)",
+                (workspace, author_id),
+            )
             conn.execute(
                 "UPDATE messages SET text = '', author_name = '', content_hash = '',"
                 " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",

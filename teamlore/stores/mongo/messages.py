@@ -10,10 +10,20 @@ from typing import Any
 from bson import ObjectId
 from pymongo import ASCENDING
 
-from teamlore.domain import Channel, Message, Source, Visibility
+from teamlore.domain import (
+    Attachment,
+    AttachmentKind,
+    Channel,
+    MediaReference,
+    Message,
+    Scope,
+    Source,
+    Visibility,
+)
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import MISSING, WriteJournal
 from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.timeutil import to_micros
 
 # Storing a message that is already there changes only these (an edit, or a re-import of one);
 # identity, author, time and deletion stay as first stored. Documents are written whole (codec).
@@ -30,6 +40,13 @@ def _fields(message: Message, names: Sequence[str]) -> dict[str, Any]:
         value = getattr(message, name)
         out.update(times(**{name: value}) if name in ("ts", "edited_at", "deleted_at") else {name: value})
     return out
+
+
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _fold(text: str) -> str:
+    return text.translate(_ASCII_FOLD)
 
 
 def _message(doc: dict[str, Any]) -> Message:
@@ -115,6 +132,81 @@ class MongoMessageStore:
             Op("messages", "replace_one", {"_id": existing["_id"]}, doc), ("message", key, doc)
         )
 
+    def put_attachments(
+        self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
+    ) -> None:
+        """Replace the message's attachments with these."""
+        key = _key(workspace, channel, message_id)
+        self._journal.write(Op("attachments", "delete_many", key))
+        for position, a in enumerate(attachments):
+            doc = {
+                "_id": f"{workspace}\x1f{channel}\x1f{message_id}\x1f{position}",
+                **key,
+                "position": position,
+                "name": a.name,
+                "mime_type": a.mime_type,
+                "kind": a.kind.value,
+                "size": a.size,
+                "url": a.url,
+            }
+            self._journal.write(Op("attachments", "insert_one", update=doc))
+
+    def _media_references(
+        self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
+    ) -> list[MediaReference]:
+        """Attachments of live messages in the scope whose name or mime type holds every word
+        (ASCII letters in any case, as SQLite's LIKE)."""
+        query: dict[str, Any] = {"workspace": scope.workspace, "channel": {"$in": sorted(scope.channels)}}
+        if kind is not None:
+            query["kind"] = kind.value
+        wanted = [_fold(w) for w in words]
+        found = [
+            a
+            for a in self._rt.run(lambda db: db["attachments"].find(query).to_list())
+            if all(w in _fold(a["name"]) or w in _fold(a["mime_type"]) for w in wanted)
+        ]
+        if not found:
+            return []
+        shown = {
+            "workspace": scope.workspace,
+            "channel": {"$in": sorted({a["channel"] for a in found})},
+            "message_id": {"$in": sorted({a["message_id"] for a in found})},
+            "deleted_at": None,
+        }
+        messages = {
+            (m["channel"], m["message_id"]): m
+            for m in self._rt.run(lambda db: db["messages"].find(shown).to_list())
+        }
+        refs: list[tuple[tuple[int, str, int], MediaReference]] = []
+        for a in found:
+            m = messages.get((a["channel"], a["message_id"]))
+            if m is None:
+                continue
+            ts = time_of(m, "ts")
+            assert ts is not None
+            order = (-to_micros(ts), a["message_id"], a["position"])  # newest first, as embedded
+            refs.append(
+                (
+                    order,
+                    MediaReference(
+                        a["workspace"],
+                        a["channel"],
+                        a["message_id"],
+                        m.get("thread_id"),
+                        m["author_name"],
+                        ts,
+                        m["permalink"],
+                        a["name"],
+                        a["mime_type"],
+                        AttachmentKind(a["kind"]),
+                        a["size"],
+                        a["url"],
+                    ),
+                )
+            )
+        refs.sort(key=lambda item: item[0])
+        return [ref for _, ref in refs[:limit]]
+
     def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]:
         if not message_ids:
             return {}
@@ -174,6 +266,9 @@ class MongoMessageStore:
     def erase_author(self, workspace: str, author_id: str, at: datetime) -> None:
         query = {"workspace": workspace, "author_id": author_id}
         for existing in self._rt.run(lambda db: db["messages"].find(query).to_list()):
+            # File names can be personal data too: the person's attachments go with their text.
+            shared = _key(workspace, existing["channel"], existing["message_id"])
+            self._journal.write(Op("attachments", "delete_many", shared))
             doc = {**existing, "text": "", "author_name": "", "content_hash": ""}
             if existing.get("deleted_at") is None:
                 doc.update(times(deleted_at=at))

@@ -3,6 +3,8 @@
     channels       one per (workspace, channel)                      unique (workspace, channel)
     messages       one per (workspace, channel, message_id)          unique identity; (workspace,
                                                                      author_id); (workspace, author_name)
+    attachments    _id = "ws<US>channel<US>message<US>position"      (workspace, channel, message_id);
+                   files shared with a message (name, type, url)    (workspace, channel, kind)
     audit_log      _id = sequence number, append-only                (_id only)
     audit_facts    _id = "fact<US>seq": which events name which fact  (fact_id, seq)
     review_items   _id = number from counters; open_key is           unique open_key;
@@ -38,6 +40,10 @@ INDEXES: dict[str, list[IndexModel]] = {
         ),
         IndexModel([("workspace", ASCENDING), ("author_id", ASCENDING)]),
         IndexModel([("workspace", ASCENDING), ("author_name", ASCENDING)]),
+    ],
+    "attachments": [
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("message_id", ASCENDING)]),
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("kind", ASCENDING)]),
     ],
     "audit_facts": [IndexModel([("fact_id", ASCENDING), ("seq", ASCENDING)])],
     "review_items": [

@@ -1,0 +1,33 @@
+"""``teamlore serve``: the HTTP API, the signed push endpoint and the web wiki."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from teamlore.app import Teamlore
+from teamlore.cli.support import DataDir, open_lore, out
+
+Host = Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: every interface).")]
+Port = Annotated[int, typer.Option(help="TCP port.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def serve(host: Host = "127.0.0.1", port: Port = 8000, data_dir: DataDir = None) -> int:
+    """Serve the API (docs at /docs), the wiki (/wiki), /healthz and /metrics."""
+    lore = open_lore(data_dir)
+    out.print(f"Teamlore on http://{host}:{port}/wiki  (API docs: http://{host}:{port}/docs)", markup=False)
+    run(lore, host, port)
+    return 0
+
+
+def run(lore: Teamlore, host: str, port: int) -> None:
+    import uvicorn
+
+    from teamlore.web import create_app
+
+    uvicorn.run(create_app(lore), host=host, port=port, log_level="warning", proxy_headers=True)

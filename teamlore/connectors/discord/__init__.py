@@ -1,0 +1,1 @@
+"""Discord: live capture and answers (discord.py gateway), REST backfill, DiscordChatExporter import."""

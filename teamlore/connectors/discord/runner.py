@@ -1,0 +1,78 @@
+"""``teamlore connect discord``: run the gateway bot, or backfill one channel over REST and exit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import discord
+import httpx
+
+from teamlore.app import Teamlore
+from teamlore.connectors.backfill import BackfillReport
+from teamlore.connectors.discord.client import TeamloreDiscord
+from teamlore.connectors.discord.history import api_client
+from teamlore.connectors.running import Say, require
+from teamlore.errors import BackendUnavailable, InvalidInput
+
+
+def _token(lore: Teamlore) -> str:
+    return require(lore.settings.discord_token, "TEAMLORE_DISCORD_TOKEN", "the bot token")
+
+
+def _history(lore: Teamlore, token: str) -> Callable[[], httpx.Client]:
+    # discord.py's own REST calls (login, channels, replies) go to the same configured API.
+    discord.http.Route.BASE = lore.settings.discord_api_url.rstrip("/")
+    return lambda: api_client(lore.settings.discord_api_url, token)
+
+
+def listen(lore: Teamlore, say: Say) -> None:
+    token = _token(lore)
+    client = TeamloreDiscord(
+        lore, history_http=_history(lore, token), backfill_on_join=lore.settings.discord_backfill_on_join
+    )
+    say("Discord: connecting to the gateway (message content intent required)")
+    try:
+        client.run(token, log_handler=None)  # handles reconnects; returns on Ctrl-C
+    except discord.PrivilegedIntentsRequired as exc:
+        raise BackendUnavailable(
+            "Discord refused the message content intent: switch on 'Message Content Intent' on the "
+            "bot's page in the Developer Portal"
+        ) from exc
+    except discord.LoginFailure as exc:
+        raise BackendUnavailable("Discord rejected TEAMLORE_DISCORD_TOKEN") from exc
+
+
+def backfill(lore: Teamlore, channel: str, *, say: Say, restart: bool = False) -> BackfillReport:
+    """One guild text channel (and the threads started in it), without joining the gateway."""
+    if not channel.isdigit():
+        raise InvalidInput(f"a Discord channel id is a number (a snowflake), not {channel!r}")
+    token = _token(lore)
+    reports = asyncio.run(_backfill(lore, token, int(channel), restart))
+    for report in reports[1:]:
+        say(f"thread: {report.fetched} message(s), done={report.done}")
+    return reports[0]
+
+
+async def _backfill(lore: Teamlore, token: str, channel_id: int, restart: bool) -> list[BackfillReport]:
+    client = TeamloreDiscord(lore, history_http=_history(lore, token), backfill_on_join=False)
+    async with client:
+        try:
+            await client.login(token)
+            data = await client.http.get_channel(channel_id)
+            if "guild_id" not in data:
+                raise InvalidInput(f"channel {channel_id} is not in a server; DMs are captured live only")
+            guild = await client.fetch_guild(int(data["guild_id"]))  # roles: visibility needs @everyone
+        except discord.LoginFailure as exc:
+            raise BackendUnavailable("Discord rejected TEAMLORE_DISCORD_TOKEN") from exc
+        except discord.HTTPException as exc:
+            raise BackendUnavailable(f"Discord: cannot read channel {channel_id}: {exc}") from exc
+        # discord.py's own factory for a channel payload (what fetch_channel uses internally).
+        factory, _ = discord.channel._guild_channel_factory(data["type"])
+        if factory is None:
+            raise InvalidInput(f"channel {channel_id} is not a text channel")
+        target = factory(guild=guild, state=client._connection, data=data)  # type: ignore[arg-type]
+        guild._add_channel(target)  # type: ignore[arg-type]
+        reports = await client.backfill_channel(target, restart)
+        await client.worker.close()
+        return reports

@@ -1,0 +1,1 @@
+"""Mattermost: websocket capture, REST backfill, bulk export import, answers in the channel."""

@@ -1,0 +1,87 @@
+"""One page of a Mattermost channel's posts per call, for the shared ``run_backfill`` loop.
+
+``GET /api/v4/channels/{id}/posts?before=POST&per_page=N`` walks back from the newest post; the
+cursor is the oldest post id of the last page, so a resumed backfill asks for what came before
+it. Replies are posts of the channel too, so threads need no calls of their own. The driver's
+own retries are off for this client: a 429 reaches the shared loop, which waits Retry-After.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Collection
+from typing import Any
+
+import httpx
+from mattermostautodriver import TypedDriver
+from mattermostautodriver.exceptions import InvalidMattermostError, ResourceNotFound, TooManyRequests
+
+from teamlore.connectors.backfill import START, Page, RateLimited
+from teamlore.connectors.mattermost.posts import MattermostChannel, PostContext, is_system, post_event
+from teamlore.domain import EventKind, MessageEvent
+from teamlore.errors import BackendUnavailable, InvalidInput
+
+log = logging.getLogger(__name__)
+
+
+class MattermostHistory:
+    def __init__(
+        self,
+        driver: TypedDriver,
+        channel: MattermostChannel,
+        context: PostContext,
+        *,
+        page_size: int,
+        author_name: Callable[[str], str],
+        team_name: str,
+        skip_authors: Collection[str] = (),
+        bot_username: str = "",
+    ) -> None:
+        self._driver = driver
+        self._channel = channel
+        self._context = context
+        self._page_size = page_size
+        self._author_name = author_name
+        self._team_name = team_name
+        self._skip = frozenset(a for a in skip_authors if a)
+        self._mention = (
+            re.compile(rf"(?<![\w.-])@{re.escape(bot_username)}(?![\w-])", re.I) if bot_username else None
+        )
+
+    def __call__(self, cursor: str) -> Page:
+        try:
+            found = self._driver.posts.get_posts_for_channel(
+                self._channel.id, page=0, per_page=self._page_size, before=None if cursor == START else cursor
+            )
+        except TooManyRequests as exc:
+            raise RateLimited(exc.retry_after if exc.retry_after is not None else 1.0) from exc
+        except ResourceNotFound as exc:
+            raise InvalidInput(f"Mattermost knows no channel {self._channel.id}") from exc
+        except (httpx.HTTPError, InvalidMattermostError) as exc:
+            raise BackendUnavailable(f"Mattermost channel posts {self._channel.id}: {exc}") from exc
+        order = [pid for pid in found.get("order", []) if isinstance(pid, str)]
+        posts = found.get("posts") if isinstance(found.get("posts"), dict) else {}
+        events = [e for e in (self._event(posts.get(pid)) for pid in order) if e is not None]
+        older = found.get("prev_post_id", None)
+        more = bool(order) and (bool(older) if older is not None else len(order) >= self._page_size)
+        return Page(sorted(events, key=lambda e: e.ts), order[-1] if more else None)
+
+    def _event(self, post: Any) -> MessageEvent | None:
+        if not isinstance(post, dict) or is_system(post) or post.get("user_id") in self._skip:
+            return None  # the bot's own answers are not knowledge
+        if self._mention and self._mention.search(str(post.get("message") or "")):
+            return None  # nor are the questions put to it
+        try:
+            author = str(post.get("user_id") or "")
+            return post_event(
+                post,
+                EventKind.CREATED,
+                self._channel,
+                self._author_name(author),
+                self._team_name,
+                self._context,
+            )
+        except InvalidInput as exc:
+            log.warning("history of %s: post %s skipped: %s", self._channel.id, post.get("id"), exc)
+            return None
