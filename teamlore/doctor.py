@@ -154,6 +154,31 @@ def check_weaviate(settings: Settings) -> Check:
     return Check("weaviate", True, f"ready; collection {name} has the expected schema")
 
 
+def check_mongo(settings: Settings) -> Check:
+    if not settings.mongo_url:
+        return Check(
+            "mongo", True, "not configured: messages, pages and the audit log live in the SQLite file"
+        )
+    from teamlore.stores.mongo.runtime import MongoRuntime, redact
+    from teamlore.stores.mongo.schema import ensure_schema
+
+    runtime = MongoRuntime(settings.mongo_url, settings.mongo_db, settings.mongo_timeout_s, ensure_schema)
+    try:
+        runtime.run(lambda db: db.command("ping"))
+    except Exception as exc:
+        return Check(
+            "mongo",
+            False,
+            " ".join(str(exc).split()),
+            "start MongoDB, or correct TEAMLORE_MONGO_URL / TEAMLORE_MONGO_DB",
+        )
+    finally:
+        runtime.close()
+    return Check(
+        "mongo", True, f"{redact(settings.mongo_url)} answers; database {settings.mongo_db}, schema current"
+    )
+
+
 def check_redis(settings: Settings) -> Check:
     import redis
 
@@ -239,6 +264,7 @@ CHECKS: list[CheckFn] = [
     check_embedder,
     check_model,
     check_weaviate,
+    check_mongo,
     check_redis,
     check_workers,
     check_spool,

@@ -89,3 +89,21 @@ def test_weaviate_is_checked_only_when_configured_and_an_unreachable_one_fails(t
     )
     assert unset.ok and "not configured" in unset.detail
     assert not down.ok and "TEAMLORE_WEAVIATE_URL" in down.fix
+
+
+def test_mongo_is_checked_when_configured_ok_when_up_and_failing_with_the_fix_when_down(tmp_path, nx_server):
+    from teamlore.doctor import check_mongo
+
+    unset = check_mongo(Settings(data_dir=tmp_path, _env_file=None))
+    up = check_mongo(Settings(data_dir=tmp_path, mongo_url=nx_server, mongo_db="doctor", _env_file=None))
+    down = check_mongo(
+        Settings(
+            data_dir=tmp_path,
+            mongo_url=f"mongodb://127.0.0.1:{free_port()}/?directConnection=true",
+            mongo_timeout_s=1,
+            _env_file=None,
+        )
+    )
+    assert unset.ok and "not configured" in unset.detail
+    assert up.ok and "schema current" in up.detail  # control: a server that answers
+    assert not down.ok and "TEAMLORE_MONGO_URL" in down.fix
