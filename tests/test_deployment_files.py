@@ -156,3 +156,22 @@ def test_the_config_map_holds_only_documented_settings_and_kustomize_lists_every
     listed = set(next(d for _, d in MANIFESTS if d["kind"] == "Kustomization")["resources"])
     on_disk = {p.name for p in (ROOT / "deploy/k8s").glob("*.yaml")}
     assert listed == on_disk - {"kustomization.yaml", "secret.example.yaml"}
+
+
+def test_every_teamlore_workload_shares_the_one_sqlite_volume_on_one_node():
+    claims = {d["metadata"]["name"] for _, d in MANIFESTS if d["kind"] == "PersistentVolumeClaim"}
+    workloads = [
+        d
+        for _, d in MANIFESTS
+        if d["kind"] in {"Deployment", "StatefulSet"} and _containers(d)[0]["image"] == TEAMLORE_IMAGE
+    ]
+    assert workloads
+    for doc in workloads:
+        spec = doc["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in spec["volumes"]}
+        data = next(m for m in _containers(doc)[0]["volumeMounts"] if m["mountPath"] == "/data")
+        assert volumes[data["name"]]["persistentVolumeClaim"]["claimName"] in claims
+        term = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        labels = doc["spec"]["template"]["metadata"]["labels"]
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+        assert term["labelSelector"]["matchLabels"].items() <= labels.items()
