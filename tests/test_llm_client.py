@@ -13,8 +13,9 @@ import pytest
 
 from teamlore.config import Settings
 from teamlore.errors import ModelUnavailable
-from teamlore.llm.client import ModelClient, Role, retry_after
+from teamlore.llm.client import ModelClient, Role
 from teamlore.llm.ratelimit import RateLimiter
+from teamlore.retry_after import retry_after
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import SpendRow
 

@@ -7,13 +7,11 @@ ledger. Vendor errors become ``ModelUnavailable`` here; nothing above sees an ``
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 
 import openai
@@ -21,6 +19,7 @@ import openai
 from teamlore.config import Settings
 from teamlore.errors import ModelOutputInvalid, ModelUnavailable
 from teamlore.llm.ratelimit import RateLimiter
+from teamlore.retry_after import retry_after
 from teamlore.stores.protocols import SpendLedger, SpendRow
 
 log = logging.getLogger(__name__)
@@ -140,28 +139,6 @@ class ModelClient:
                 return asked if asked <= self._backoff_max else None
         backoff = self._backoff * 2**attempt
         return min(backoff * (0.5 + random.random() / 2), self._backoff_max)
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
 
 
 def _describe(exc: Exception, base_url: str) -> str:

@@ -19,6 +19,7 @@ from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.discord import normalize
 from teamlore.domain import MessageEvent
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.retry_after import retry_after
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = 100  # Discord's maximum per call
@@ -89,7 +90,7 @@ class DiscordHistory:
 
 def _retry_after(response: httpx.Response) -> float:
     """Discord sends Retry-After (seconds) and ``retry_after`` in the body; take the larger."""
-    values = [response.headers.get("Retry-After")]
+    values = [retry_after(response.headers)]
     try:
         body = response.json()
         values.append(body.get("retry_after") if isinstance(body, dict) else None)

@@ -24,6 +24,7 @@ from teamlore.connectors.slack.events import message_event
 from teamlore.connectors.slack_export import SlackChannel, SlackContext, slack_time
 from teamlore.domain import MessageEvent
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.retry_after import retry_after
 
 log = logging.getLogger(__name__)
 
@@ -145,10 +146,8 @@ class SlackHistory:
             response = getattr(self._client, method)(**args)
         except SlackApiError as exc:
             if exc.response.status_code == 429:
-                headers = {k.lower(): v for k, v in (exc.response.headers or {}).items()}
-                retry = headers.get("retry-after")
-                retry = retry[0] if isinstance(retry, list) else retry
-                raise RateLimited(float(retry) if retry else max(self._interval_s, 1.0)) from exc
+                asked = retry_after(exc.response.headers or {})
+                raise RateLimited(asked if asked is not None else max(self._interval_s, 1.0)) from exc
             error = exc.response.get("error")
             if error == "channel_not_found":
                 raise InvalidInput(

@@ -19,6 +19,7 @@ from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.teams.normalize import Place, attachments_of, permalink, thread_of, to_text
 from teamlore.domain import EventKind, MessageEvent, parse_event
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.retry_after import retry_after
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = 50  # Graph's maximum $top for channel messages
@@ -87,7 +88,8 @@ class GraphClient:
         except httpx.HTTPError as exc:
             raise BackendUnavailable(f"Microsoft Graph: {exc}") from exc
         if response.status_code == 429:
-            raise RateLimited(_seconds(response.headers.get("Retry-After")))
+            asked = retry_after(response.headers)
+            raise RateLimited(1.0 if asked is None else asked)
         if response.status_code in (401, 403):
             raise BackendUnavailable(
                 f"Microsoft Graph refused {urlsplit(url).path} ({response.status_code}): the app needs "
@@ -144,13 +146,6 @@ class GraphChannelHistory:
                     events.append(event)
         events.sort(key=lambda e: e.ts)
         return Page(events, body.get("@odata.nextLink") or None)
-
-
-def _seconds(value: str | None) -> float:
-    try:
-        return max(float(value or 1.0), 0.0)
-    except ValueError:
-        return 1.0
 
 
 def graph_http(base_url: str, timeout_s: float = 30.0) -> httpx.Client:
