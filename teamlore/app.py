@@ -141,11 +141,15 @@ class Teamlore:
         return counts
 
     def _enqueue(self, events: list[MessageEvent]) -> int:
+        return self.producer().enqueue(events).spooled
+
+    def producer(self) -> Producer:
+        """The producer for Redis (only with TEAMLORE_REDIS_URL set)."""
         if self._producer is None:
             from teamlore.workers.producer import Producer  # celery loads only with Redis configured
 
             self._producer = Producer(self.settings)
-        return self._producer.enqueue(events).spooled
+        return self._producer
 
     def ask(self, question: str, scope: Scope, view: ReadView | None = None, k: int = 5) -> Answer:
         return ask(self.reader, question, scope, view, k, self.composer)

@@ -343,3 +343,35 @@ def test_a_cookie_signed_form_without_its_csrf_token_changes_nothing(site):
         done = client.post(f"/wiki/C1/review/{item}/accept", data={"csrf": "the-real-one"})
     assert done.status_code == 303
     assert not [i for i in site.lore.review.items(Scope(WS, ["C1"])) if str(i.id) == item]
+
+
+def test_with_redis_admin_reindex_and_erase_go_to_the_admin_queue_and_change_nothing_inline(
+    tmp_path, embedder
+):
+    import redis
+
+    from teamlore.workers.celery_app import ADMIN, INGEST
+
+    from .redis_server import OwnRedis
+
+    server = OwnRedis(tmp_path / "redis", aof=False).start()
+    settings = Settings(data_dir=tmp_path / "queued", redis_url=server.url, _env_file=None)
+    lore = Teamlore(settings, embedder=embedder)
+    try:
+        put(lore, event("We decided Redis is the queue.", message_id="m1", author_id="UZED"))
+        token = lore.access.create("root", "admin", WS, None)[1]
+        with (
+            serving(create_app(lore, flush_pages=False)) as url,
+            httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as client,
+        ):
+            reindexed = client.post("/api/admin/reindex", params={"channel": "C1"})
+            erased = client.post("/api/admin/erase", params={"author": "UZED"})
+        assert reindexed.status_code == 202 and reindexed.json()["C1"]["queued"]
+        assert erased.status_code == 202 and erased.json()["queued"]
+        queues = redis.Redis.from_url(server.url)
+        assert queues.llen(ADMIN) == 2 and queues.llen(INGEST) == 0  # live messages are not behind them
+        # Nothing ran inline: the workers do it.
+        assert lore.stores.messages.get_message(WS, "C1", "m1").text == "We decided Redis is the queue."
+    finally:
+        lore.close()
+        server.stop()

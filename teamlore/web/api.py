@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from teamlore.capabilities import views
 from teamlore.capabilities.access import Role
@@ -180,10 +180,17 @@ def review_reject(
 
 
 @router.post("/admin/reindex", tags=["admin"], summary="Re-extract channels from their stored messages")
-def admin_reindex(request: Request, who: Caller = scoped(Role.ADMIN)) -> dict[str, Any]:
+def admin_reindex(request: Request, response: Response, who: Caller = scoped(Role.ADMIN)) -> dict[str, Any]:
     from teamlore.workers.reindex import reindex_channel
 
     lore, scope = lore_of(request), who.read_scope
+    if lore.settings.redis_url:
+        # On the admin queue: a long re-index never holds the request or delays live messages.
+        response.status_code = 202
+        return {
+            c: {"queued": lore.producer().admin("teamlore.reindex_channel", scope.workspace, c)}
+            for c in sorted(scope.channels)
+        }
     with writing(request):
         reports = {c: reindex_channel(scope.workspace, c, lore.pipeline) for c in sorted(scope.channels)}
         lore.wiki.flush(everything=True)
@@ -206,6 +213,7 @@ def admin_rebuild(request: Request, who: Caller = scoped(Role.ADMIN)) -> dict[st
 )
 def admin_erase(
     request: Request,
+    response: Response,
     author: Annotated[str, Query(description="The person's user id.")],
     who: Caller = unscoped(Role.ADMIN),
 ) -> dict[str, Any]:
@@ -213,6 +221,10 @@ def admin_erase(
         # Erasure reaches every channel of the workspace, so it needs a grant for all of them.
         raise Forbidden("erasing a person needs an admin token for every channel of the workspace")
     lore = lore_of(request)
+    if lore.settings.redis_url:
+        response.status_code = 202
+        task = lore.producer().admin("teamlore.erase_person", who.grant.workspace, author, who.actor)
+        return {"workspace": who.grant.workspace, "author_id": author, "queued": task}
     with writing(request):
         report = lore.erase_author(who.grant.workspace, author, who.actor)
         lore.wiki.flush(everything=True)

@@ -20,7 +20,8 @@ from kombu.exceptions import OperationalError
 
 from teamlore.config import Settings
 from teamlore.domain import MessageEvent
-from teamlore.workers.celery_app import INGEST, make_celery
+from teamlore.errors import BackendUnavailable
+from teamlore.workers.celery_app import ADMIN, INGEST, make_celery
 
 _DOWN = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
 
@@ -51,6 +52,14 @@ class Producer:
             return Delivery(len(payload), 0, replayed)
         self._append(payload)
         return Delivery(0, len(payload), replayed)
+
+    def admin(self, task: str, *args: str) -> str:
+        """Queue an admin job (re-index, erasure) on the admin queue, so it never delays live
+        messages; returns the task id. Not spooled: the admin sees the failure and asks again."""
+        try:
+            return self.app.send_task(task, args=list(args), queue=ADMIN, retry=False).id
+        except _DOWN as exc:
+            raise BackendUnavailable(f"cannot queue {task}: Redis is unreachable ({exc})") from exc
 
     def replay_spool(self) -> int:
         """Send what the spool holds, oldest first; stop at the first failure. Returns events sent."""
