@@ -47,6 +47,14 @@ def test_the_heuristic_resolver_meets_its_targets_on_the_labelled_corpus():
         ("We use PostgreSQL 15 for the main database.", "Are we still on PostgreSQL?"),
         ("Events go through RabbitMQ.", "If we moved to Kafka we would need another engineer."),
         ("Kafka migration step 1 is done.", "Kafka migration step 2 is done."),
+        (
+            "The lease on the Tilburg warehouse ends on December 31.",
+            "The lease on the Venlo warehouse ends on March 31.",
+        ),
+        (
+            "Carrier pickup at the Venlo warehouse is 16:00 daily.",
+            "Carrier pickup at the Tilburg warehouse is 17:00 daily.",
+        ),
     ],
 )
 def test_hard_negatives_never_retire_a_fact(older, newer):
@@ -54,6 +62,25 @@ def test_hard_negatives_never_retire_a_fact(older, newer):
         Claim(older, parse_time("2026-01-05")), Claim(newer, parse_time("2026-02-05"))
     )
     assert verdict.resolution is Resolution.UNRELATED, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # Controls for the named-thing rule: the same warehouse with a new date, and a named value
+        # that is itself what changed.
+        (
+            "The lease on the Tilburg warehouse ends on December 31.",
+            "The lease on the Tilburg warehouse ends on March 31.",
+        ),
+        ("CI runs on Jenkins.", "CI runs on Buildkite."),
+    ],
+)
+def test_the_same_thing_with_a_new_value_is_retired_later(older, newer):
+    verdict = HeuristicResolver().judge(
+        Claim(older, parse_time("2026-01-05")), Claim(newer, parse_time("2026-02-05"))
+    )
+    assert verdict.resolution is Resolution.SUPERSEDES, verdict.reason
 
 
 def test_a_deleted_correction_brings_the_original_back(lore, clock):

@@ -223,6 +223,13 @@ def _differing_kinds(a: Parsed, b: Parsed) -> list[str]:
     return [k for k in a.values if k in b.values and a.values[k] != b.values[k]]
 
 
+def _another_named_thing(differing: list[str], newer: Parsed) -> bool:
+    """The named thing changed and so did its value, with no cue: two things, not one thing
+    changing ("the lease on the Tilburg warehouse ends on December 31" does not retire "the lease
+    on the Venlo warehouse ends on March 31")."""
+    return "entity" in differing and len(differing) > 1 and not newer.cue
+
+
 class HeuristicResolver:
     """Subject-and-slot matching plus explicit replacement cues; no model."""
 
@@ -267,7 +274,7 @@ class HeuristicResolver:
         if not differing:
             # Similar wording alone never retires a fact ("the launch checklist is in the wiki").
             return Judgement(Resolution.UNRELATED, "no value of the same kind differs")
-        if not self._same_slot(a, b, shared):
+        if not self._same_slot(a, b, shared) or _another_named_thing(differing, b):
             # "office lease" vs "device lab lease"; "per minute" vs "per day": another slot.
             return Judgement(Resolution.UNRELATED, "different subjects")
         if b.hedged:
