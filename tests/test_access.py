@@ -80,3 +80,23 @@ def test_a_token_with_no_name_an_unknown_role_or_no_channel_is_refused(lore, nam
     with pytest.raises(InvalidInput):
         lore.access.create(name, role, WS, channels)
     assert lore.access.list() == []
+
+
+def test_the_tokens_commands_create_list_and_revoke_without_showing_secrets_again(tmp_path):
+    import json
+
+    from .test_cli import run
+
+    created = run("tokens", "create", "--name", "bot", "-w", WS, "-c", "C1", "--json", data_dir=tmp_path)
+    assert created.returncode == 0, created.stderr
+    token = json.loads(created.stdout)
+    listed = run("tokens", "list", "--json", data_dir=tmp_path)
+    assert token["token"] not in listed.stdout and token["token"].split("_")[2] not in listed.stdout
+    [entry] = json.loads(listed.stdout)
+    assert (
+        entry["token_id"] == token["token_id"] and entry["channels"] == ["C1"] and entry["revoked_at"] is None
+    )
+    assert run("tokens", "revoke", token["token_id"], data_dir=tmp_path).returncode == 0
+    assert json.loads(run("tokens", "list", "--json", data_dir=tmp_path).stdout)[0]["revoked_at"]
+    neither = run("tokens", "create", "--name", "x", "-w", WS, data_dir=tmp_path)
+    assert neither.returncode == 2 and "--all-channels" in neither.stderr

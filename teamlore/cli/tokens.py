@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
+from teamlore.capabilities import views
 from teamlore.capabilities.access import Role
 from teamlore.cli.support import Channels, DataDir, JsonFlag, Workspace, emit_json, open_lore, out
 from teamlore.errors import InvalidInput
-from teamlore.timeutil import iso
 
 tokens_app = typer.Typer(no_args_is_help=True, help="API tokens: a role and the channels they may read.")
 
@@ -59,20 +59,7 @@ def tokens_list(workspace: Workspace = None, data_dir: DataDir = None, as_json: 
     """Tokens (never their secrets)."""
     records = open_lore(data_dir).access.list(workspace)
     if as_json:
-        emit_json(
-            [
-                {
-                    "token_id": r.token_id,
-                    "name": r.name,
-                    "role": r.role,
-                    "workspace": r.workspace,
-                    "channels": list(r.channels) or "all",
-                    "created_at": iso(r.created_at),
-                    "revoked_at": None if r.revoked_at is None else iso(r.revoked_at),
-                }
-                for r in records
-            ]
-        )
+        emit_json([views.token_json(r) for r in records])
         return 0
     for r in records:
         state = "revoked" if r.revoked_at else "live"
