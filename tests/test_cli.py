@@ -196,3 +196,67 @@ def test_review_list_and_a_manual_fact_from_the_command_line(imported):
     assert "--by" in _one_line_error(
         run("facts", "add", "x y z", "-w", "T0ACME", "-c", "C03OPS", data_dir=imported)
     )
+
+
+def test_demo_serve_prints_a_working_url_and_admin_token(tmp_path):
+    import re
+    import signal
+    import time
+
+    import httpx
+
+    from .redis_server import free_port
+
+    port = free_port()
+    env = {**os.environ, "TEAMLORE_DATA_DIR": str(tmp_path / "unused")}
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "teamlore",
+            "demo",
+            "--serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        printed = ""
+        deadline = time.monotonic() + 120
+        while "Admin token" not in printed and time.monotonic() < deadline:
+            line = server.stdout.readline()
+            assert line or server.poll() is None, printed
+            printed += line
+        url = re.search(r"Wiki: (http://\S+)/wiki", printed).group(1)
+        token = re.search(r"\(paste it to sign in\): (\S+)", printed).group(1)
+        with httpx.Client(base_url=url, timeout=5) as http:
+            for _ in range(100):
+                try:
+                    if http.get("/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            channels = http.get("/api/channels", headers={"Authorization": f"Bearer {token}"})
+            refused = http.get(
+                "/api/channels", headers={"Authorization": "Bearer tl_000000000000_" + "x" * 43}
+            )
+        assert channels.status_code == 200, channels.text
+        assert (
+            "C04LEAD" in channels.text or "G04LEAD" in channels.text
+        )  # the admin sees the private channel too
+        assert refused.status_code == 401  # control: the printed token is what opens it
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        server.stdout.close()
