@@ -7,6 +7,7 @@ from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from teamlore.connectors.backfill import BackfillReport
 from teamlore.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
@@ -44,3 +45,12 @@ def duration(seconds: float) -> str:
     if hours < 48:
         return f"{hours} h {rest:02d} min"
     return f"{hours / 24:.1f} days"
+
+
+def say_backfill_end(say: Say, channel_name: str, report: BackfillReport, noun: str) -> None:
+    """The last line of a backfill, the same for every platform."""
+    state = "done" if report.done else "stopped; run it again to resume"
+    say(
+        f"#{channel_name}: {state}: {report.fetched} {noun}(s) this run, {report.total_fetched} in all, "
+        f"{report.rate_limited} rate-limit wait(s)"
+    )

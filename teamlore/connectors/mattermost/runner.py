@@ -20,7 +20,7 @@ from teamlore.connectors.mattermost.directory import MattermostDirectory
 from teamlore.connectors.mattermost.history import MattermostHistory
 from teamlore.connectors.mattermost.listener import MattermostListener, workspace_of
 from teamlore.connectors.mattermost.posts import PostContext
-from teamlore.connectors.running import Say, require
+from teamlore.connectors.running import Say, require, say_backfill_end
 from teamlore.domain import Visibility
 from teamlore.errors import BackendUnavailable, ConfigurationError, InvalidInput
 
@@ -128,9 +128,5 @@ def _backfill(
         progress=progress,
         sleep=sleep,
     )
-    state = "done" if report.done else "stopped; run it again to resume"
-    say(
-        f"#{found.name}: {state}: {report.fetched} post(s) this run, {report.total_fetched} in all, "
-        f"{report.rate_limited} rate-limit wait(s)"
-    )
+    say_backfill_end(say, found.name, report, "post")
     return report

@@ -13,7 +13,7 @@ from teamlore.app import Teamlore
 from teamlore.connectors.backfill import BackfillReport, run_backfill
 from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.delivery import EventSink
-from teamlore.connectors.running import Say, duration, http_server, require
+from teamlore.connectors.running import Say, duration, http_server, require, say_backfill_end
 from teamlore.connectors.slack.bot import SlackBot
 from teamlore.connectors.slack.directory import SlackDirectory
 from teamlore.connectors.slack.history import SlackHistory
@@ -143,9 +143,5 @@ def backfill(
         progress=progress,
         sleep=sleep,
     )
-    state = "done" if report.done else "stopped; run it again to resume"
-    say(
-        f"#{name}: {state}: {report.fetched} message(s) this run, {report.total_fetched} in all, "
-        f"{report.rate_limited} rate-limit wait(s)"
-    )
+    say_backfill_end(say, name, report, "message")
     return report
