@@ -81,6 +81,7 @@ class Teamlore:
         self.pipeline = PipelineDeps(
             facts=self.stores.facts,
             messages=self.stores.messages,
+            index=self.stores.message_index,
             transaction=self.stores.transaction,
             extractor=extractor or self._extractor(),
             embedder=self.embedder,
@@ -91,7 +92,12 @@ class Teamlore:
             ledger=self.stores.ledger,
         )
         self.reader = FactReader(
-            self.stores.facts, self.stores.messages, self.stores.audit, self.embedder, clock
+            self.stores.facts,
+            self.stores.messages,
+            self.stores.audit,
+            self.embedder,
+            clock,
+            self.stores.message_index,
         )
 
         self.review = ReviewDesk(
@@ -210,7 +216,7 @@ class Teamlore:
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
         report = erase_author(
-            self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock
+            self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock, self.embedder
         )
         with self.stores.transaction():
             rewrite = self.stores.pages.purge_facts(report.facts_erased)

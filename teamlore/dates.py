@@ -78,3 +78,62 @@ def due_date(text: str, said_at: datetime) -> datetime | None:
         if _end_of(day) >= said_at:
             return _end_of(day)
     return None
+
+
+# ---- periods a question names ("on October 13, 2023", "in June"): search favours what was said then ----
+
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY_FIRST = re.compile(
+    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_NAMES})\.?,?\s+(?P<year>\d{{4}})\b", re.I
+)
+_MONTH_FIRST = re.compile(
+    rf"\b(?P<month>{_MONTH_NAMES})\.?\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I
+)
+_ISO_DAY = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b(?P<month>{_MONTH_NAMES})\.?,?\s+(?P<year>\d{{4}})\b", re.I)
+_IN_MONTH = re.compile(rf"\b(?:in|during|of|since)\s+(?P<month>{_MONTH_NAMES})\b", re.I)
+# A named day reaches what was said from the day before to the day after (talk about a day
+# happens around it); a month alone means that month in any of these recent years, and the two
+# weeks after it (what was done in June is often told in early July).
+_DAY_MARGIN = timedelta(days=1)
+_MONTH_SPILL = timedelta(days=14)
+_RECENT_YEARS = 5
+
+Period = tuple[datetime, datetime]
+
+
+def periods_named(text: str, now: datetime) -> tuple[Period, ...]:
+    """The periods a question names, most precise kind first: days, then months of a year, then
+    months of any recent year; empty when it names none."""
+    days = [_day(m, now) for pattern in (_DAY_FIRST, _MONTH_FIRST, _ISO_DAY) for m in pattern.finditer(text)]
+    found = [(d - _DAY_MARGIN, d + timedelta(days=1) + _DAY_MARGIN) for d in days if d is not None]
+    if found:
+        return tuple(found)
+    months = [_month(m.group("month"), int(m.group("year")), now) for m in _MONTH_YEAR.finditer(text)]
+    if any(months):
+        return tuple(m for m in months if m is not None)
+    recent: list[Period] = []
+    for m in _IN_MONTH.finditer(text):
+        for year in range(now.year - _RECENT_YEARS + 1, now.year + 1):
+            period = _month(m.group("month"), year, now)
+            if period is not None and period[0] <= now:
+                recent.append((period[0], period[1] + _MONTH_SPILL))
+    return tuple(recent)
+
+
+def _day(match: re.Match[str], now: datetime) -> datetime | None:
+    month = match.group("month")
+    number = int(month) if month.isdigit() else _MONTHS.get(month.lower())
+    try:
+        return datetime(int(match.group("year")), number or 0, int(match.group("day")), tzinfo=now.tzinfo)
+    except ValueError:
+        return None
+
+
+def _month(name: str, year: int, now: datetime) -> Period | None:
+    number = _MONTHS.get(name.lower())
+    if number is None or not 1 <= year <= 9998:
+        return None
+    start = datetime(year, number, 1, tzinfo=now.tzinfo)
+    end = datetime(year + (number == 12), number % 12 + 1, 1, tzinfo=now.tzinfo)
+    return start, end

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -232,6 +232,34 @@ class Message:
     content_hash: str
     edited_at: datetime | None = None
     deleted_at: datetime | None = None
+
+
+# A conversation is a thread (its opening message, then its replies in time order) or a channel's
+# top-level messages, split where nobody wrote for this long (a pause of a working afternoon; a
+# thread stays one conversation however long it runs). Search ranks a message with its
+# neighbours, and embeds it after the message before it.
+CONVERSATION_GAP = timedelta(hours=4)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageVersion:
+    """A message's text as the search index held it over an interval of transaction time.
+
+    An edit closes one version and opens the next, so a read "as known at K" finds the text the
+    message had then. ``posted_at`` is the message time: a read "as of T" sees what was posted by T.
+    """
+
+    workspace: str
+    channel: str
+    message_id: str
+    version: int
+    thread_id: str | None
+    author_id: str
+    author_name: str
+    text: str
+    posted_at: datetime
+    recorded_from: datetime
+    recorded_to: datetime = SENTINEL
 
 
 @dataclass(frozen=True, slots=True)

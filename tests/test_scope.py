@@ -41,9 +41,9 @@ def test_the_same_query_and_embedding_find_a_fact_inside_its_scope_and_not_outsi
     inside = lore.reader.search(query, Scope(WS, ["CPRIV"]), mode=mode)
     outside = lore.reader.search(query, Scope(WS, ["CPUB"]), mode=mode)
     other_workspace = lore.reader.search(query, Scope("T2", ["CPRIV"]), mode=mode)
-    assert [h.fact.channel for h in inside.hits] == ["CPRIV"]
-    assert all(h.fact.channel == "CPUB" for h in outside.hits)
-    assert "Globex" not in " ".join(h.fact.statement for h in outside.hits)
+    assert [h.channel for h in inside.hits] == ["CPRIV"]
+    assert all(h.channel == "CPUB" for h in outside.hits)
+    assert "Globex" not in " ".join(h.text for h in outside.hits)
     assert other_workspace.hits == ()
 
 
@@ -63,7 +63,7 @@ def test_a_private_channel_never_appears_in_another_channels_results(lore):
     ):
         for mode in SearchMode:
             leaked = lore.reader.search(query, Scope("T0ACME", public), mode=mode, k=50)
-            assert {h.fact.channel for h in leaked.hits}.isdisjoint(private), (query, mode)
+            assert {h.channel for h in leaked.hits}.isdisjoint(private), (query, mode)
             # Control: the private channel itself does hold matching facts.
             own = lore.reader.search(query, Scope("T0ACME", private), mode=mode, k=50)
-            assert own.hits and {h.fact.channel for h in own.hits} == private, (query, mode)
+            assert own.hits and {h.channel for h in own.hits} == private, (query, mode)

@@ -1,10 +1,10 @@
-"""Ask: a short answer composed only from facts the reader may see, each statement cited.
+"""Ask: a short answer composed only from what the reader may see, each statement cited.
 
-The facts come from ``FactReader.search`` (so the gate, scope and time view apply as for any
-read). A fact counts as relevant only when it shares a meaningful word with the question: a
-semantic neighbour alone is not an answer, and when nothing is relevant the answer says so rather
-than offering the nearest unrelated fact. The composer is pluggable (a model-backed one lives in
-the LLM layer); whatever it writes may cite only the facts it was given.
+The facts (and the messages no fact covers) come from ``FactReader.search``, so the gate, scope
+and time view apply as for any read. A result counts as relevant only when it shares a meaningful
+word with the question: a semantic neighbour alone is not an answer, and when nothing is relevant
+the answer says so rather than offering the nearest unrelated fact. The composer is pluggable (a
+model-backed one lives in the LLM layer); whatever it writes may cite only what it was given.
 """
 
 from __future__ import annotations
@@ -14,17 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from teamlore.capabilities.facts import FactReader, FactView, Receipt, SearchMode
-from teamlore.domain import FactType, ReadView, Scope
+from teamlore.capabilities.facts import FactReader, Receipt, SearchMode
+from teamlore.capabilities.hits import FactView, Hit
+from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput
-from teamlore.text import content_words
+from teamlore.text import stems
 
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2_000
-# Words compare on their first letters so "launch" meets "launches" and "launched"; five keeps
-# "deploy"/"deployment" together without merging "office"/"officer"-sized words too eagerly.
-STEM = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +30,13 @@ class Composed:
     """What a composer wrote: the text (citation markers [n] refer to ``cited`` in order)."""
 
     text: str
-    cited: tuple[str, ...]  # fact ids, in marker order
+    cited: tuple[str, ...]  # the keys of the cited results (fact ids, message keys), in marker order
 
 
 class Composer(Protocol):
     name: str
 
-    def compose(self, question: str, facts: Sequence[FactView]) -> Composed: ...
+    def compose(self, question: str, facts: Sequence[Hit]) -> Composed: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,46 +44,47 @@ class Answer:
     question: str
     text: str
     known: bool
-    citations: tuple[FactView, ...]  # citation [n] is citations[n - 1]
+    citations: tuple[Hit, ...]  # citation [n] is citations[n - 1]
     composer: str
     receipt: Receipt
     note: str | None = None  # e.g. why a model composer's output was not used
 
 
 class ExtractiveComposer:
-    """No model: the relevant facts themselves, most relevant first, with their dates."""
+    """No model: the relevant facts and messages themselves, most relevant first, with dates."""
 
     name = "extractive"
 
-    def compose(self, question: str, facts: Sequence[FactView]) -> Composed:
+    def compose(self, question: str, facts: Sequence[Hit]) -> Composed:
         lines = []
-        for number, view in enumerate(facts, start=1):
-            fact = view.fact
-            notes = [f"since {fact.valid_from:%Y-%m-%d}"]
-            if fact.contested:
+        for number, hit in enumerate(facts, start=1):
+            if not isinstance(hit, FactView):
+                said = f"{hit.message.author_name} said" if hit.message.author_name else "said"
+                lines.append(f"- {hit.text} ({said} on {hit.since:%Y-%m-%d}) [{number}]")
+                continue
+            notes = [f"since {hit.fact.valid_from:%Y-%m-%d}"]
+            if hit.fact.contested:
                 notes.append("contested: a possible contradiction is waiting for review")
-            if view.past_due:
+            if hit.past_due:
                 notes.append("its due date has passed")
-            lines.append(f"- {fact.statement} ({'; '.join(notes)}) [{number}]")
-        return Composed("\n".join(lines), tuple(v.fact.fact_id for v in facts))
+            lines.append(f"- {hit.text} ({'; '.join(notes)}) [{number}]")
+        return Composed("\n".join(lines), tuple(hit.key for hit in facts))
 
 
-def relevant(question: str, facts: Sequence[FactView]) -> list[FactView]:
-    """The facts sharing meaningful words (or entities) with the question: those matching the most
-    of its words first (search rank breaks ties), and none matching under half as many as the
-    best one, so a fact sharing only "Atlas" does not ride along with facts about Atlas's
+def relevant(question: str, facts: Sequence[Hit]) -> list[Hit]:
+    """The results sharing meaningful words (or entities) with the question: those matching the
+    most of its words first (search rank breaks ties), and none matching under half as many as
+    the best one, so a fact sharing only "Atlas" does not ride along with facts about Atlas's
     datastore. A question someone asked is not an answer, however well it matches."""
-    asked = {w[:STEM] for w in content_words(question)}
+    asked = stems(question)
     if not asked:
         return []
     scored = []
     for rank, view in enumerate(facts):
-        fact = view.fact
-        if fact.fact_type is FactType.QUESTION:
+        if view.is_question:
             continue
-        overlap = len(
-            asked & {w[:STEM] for w in content_words(f"{fact.statement} {' '.join(fact.entities)}")}
-        )
+        said = f"{view.text} {' '.join(view.fact.entities)}" if isinstance(view, FactView) else view.text
+        overlap = len(asked & stems(said))
         if overlap:
             scored.append((overlap, rank, view))
     if not scored:
@@ -126,13 +125,13 @@ def ask(
         note = f"{chosen.name} composer failed ({type(exc).__name__}: {exc}); extractive answer shown"
         log.warning(note)
         chosen, composed = extractive, extractive.compose(question, facts)
-    by_id = {v.fact.fact_id: v for v in facts}
+    by_id = {v.key: v for v in facts}
     citations = tuple(by_id[fact_id] for fact_id in composed.cited)
     return Answer(question, composed.text, True, citations, chosen.name, result.receipt, note)
 
 
-def _check_citations(composed: Composed, facts: Sequence[FactView]) -> None:
-    given = {v.fact.fact_id for v in facts}
+def _check_citations(composed: Composed, facts: Sequence[Hit]) -> None:
+    given = {v.key for v in facts}
     invented = [fact_id for fact_id in composed.cited if fact_id not in given]
     if invented:
         raise InvalidInput(f"answer cites facts it was not given: {', '.join(invented)}")

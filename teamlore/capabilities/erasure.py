@@ -13,10 +13,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 from teamlore.domain import FactStatus
+from teamlore.embedding import CachedEmbedder
 from teamlore.errors import InvalidInput
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import AuditEvent
 from teamlore.workers import lifecycle, mutations
+from teamlore.workers.passages import refresh_following
 from teamlore.workers.resolver import Resolver
 
 
@@ -38,6 +40,7 @@ def erase_author(
     actor: str,
     resolver_for: Callable[[str], Resolver],
     clock: Callable[[], datetime],
+    embedder: CachedEmbedder,
 ) -> ErasureReport:
     if not workspace or not author_id:
         raise InvalidInput("erase needs --workspace and --author")
@@ -61,7 +64,10 @@ def erase_author(
                     lifecycle.reconsider_replaced(stores.facts, resolver_for(workspace), new, now, actor)
         report.messages = len(messages)
         stores.messages.erase_author(workspace, author_id, now)
-        report.vectors = stores.facts.erase_text(sorted(doomed))
+        erased = stores.message_index.erase_author(workspace, author_id)
+        # The messages said just after theirs were embedded with their words as context.
+        refresh_following(stores.message_index, embedder, erased.messages)
+        report.vectors = erased.vectors + stores.facts.erase_text(sorted(doomed))
         report.facts_erased = sorted(doomed)
         report.facts_kept_without_their_evidence = sorted(kept - doomed)
         stores.audit.append(

@@ -1,8 +1,10 @@
-"""The public read path over any fact backend: search, list, get, history. Written once.
+"""The public read path over any fact backend and the message index: search, list, get,
+history. Written once.
 
-Every method here returns only rows that passed ``gate.visible``. Search plans a mode, over-fetches
-until ``k`` visible facts or the store runs out, and falls back (hybrid or semantic -> keyword)
-through the same gate when the primary path fails; the receipt says what happened.
+Every method here returns only rows that passed ``gate.visible``. Search plans a mode, fetches
+facts and messages, over-fetches until ``k`` visible results or the stores run out, and falls back
+(hybrid or semantic -> keyword) through the same gate when the primary path fails; the receipt
+says what happened. How messages and facts meet in one ranking: ``message_reading``.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from datetime import datetime
 from enum import StrEnum
 
 from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
+from teamlore.capabilities.hits import FactView, Hit, MessageView
+from teamlore.capabilities.message_reading import FetchMessages, Judged, MessageSide, fuse
 from teamlore.domain import Fact, ReadView, ResolvedView, Scope, Source
 from teamlore.embedding import Embedder
 from teamlore.errors import InvalidInput
-from teamlore.stores.protocols import AuditEvent, AuditLog, FactBackend, MessageStore, RawHit
+from teamlore.stores.protocols import AuditEvent, AuditLog, FactBackend, MessageIndex, MessageStore, RawHit
 from teamlore.timeutil import utc_now
 
 log = logging.getLogger(__name__)
@@ -43,16 +47,6 @@ MAX_K = 1_000
 
 
 @dataclass(frozen=True, slots=True)
-class FactView:
-    """A fact as a reader sees it: the version, its sources, and its score for this query."""
-
-    fact: Fact
-    sources: tuple[Source, ...]
-    score: float = 0.0
-    past_due: bool = False  # its deadline has passed at the moment read; it stays until evidence
-
-
-@dataclass(frozen=True, slots=True)
 class Receipt:
     """How a read was served: mode, fallback, what the gate withheld, whether k was reached."""
 
@@ -68,12 +62,14 @@ class Receipt:
     valid_at: datetime
     known_at: datetime
     include_history: bool
+    kinds: dict[str, int] = field(default_factory=dict)  # results by kind: fact, message, ...
 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    hits: tuple[FactView, ...]
+    hits: tuple[Hit, ...]
     receipt: Receipt
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +80,11 @@ class FactHistory:
 
 Fetch = Callable[[int], list[RawHit]]
 
+__all__ = ["FactReader", "FactView", "MessageView", "Hit", "SearchMode", "SearchResult", "Receipt"]
+
 
 class FactReader:
-    """The only way readers (CLI, API, MCP, bots, wiki) get facts out of a store."""
+    """The only way readers (CLI, API, MCP, bots, wiki) get facts and messages out of a store."""
 
     def __init__(
         self,
@@ -95,12 +93,15 @@ class FactReader:
         audit: AuditLog,
         embedder: Embedder | None,
         clock: Callable[[], datetime] = utc_now,
+        index: MessageIndex | None = None,
     ) -> None:
         self._backend = backend
         self._messages = messages
         self._audit = audit
         self._embedder = embedder
         self._clock = clock
+        # None: facts only (a reader of a store with no message index).
+        self._message_side = None if index is None else MessageSide(index, messages, backend)
 
     def search(
         self,
@@ -110,6 +111,7 @@ class FactReader:
         mode: SearchMode = SearchMode.HYBRID,
         k: int = 10,
     ) -> SearchResult:
+        """Facts and the messages no visible fact covers, best first (see ``message_reading``)."""
         if not query or not query.strip():
             raise InvalidInput("search needs a query")
         _check_k(k)
@@ -119,8 +121,8 @@ class FactReader:
         reason: str | None = None
         for attempt in attempts:
             try:
-                fetch = self._fetcher(attempt, query, scope, resolved)
-                return self._serve(fetch, scope, resolved, k, mode, attempt, reason)
+                facts, messages = self._fetchers(attempt, query, scope, resolved)
+                return self._serve_search(query, facts, messages, scope, resolved, k, mode, attempt, reason)
             except Exception as exc:
                 if attempt is attempts[-1]:
                     raise
@@ -148,12 +150,7 @@ class FactReader:
     def get_many(self, fact_ids: Sequence[str], scope: Scope, view: ReadView | None = None) -> list[FactView]:
         """The versions of these facts visible under ``view`` (any order; missing ones left out)."""
         resolved = (view or ReadView()).resolved(self._clock())
-        ids = list(dict.fromkeys(fact_ids))
-        raw = [
-            hit
-            for i in range(0, len(ids), 500)
-            for hit in self._backend._by_ids(ids[i : i + 500], scope, resolved)
-        ]
+        raw = self._by_ids(fact_ids, scope, resolved)
         shown, _ = self._gate(raw, scope, resolved, k=len(raw) or 1)
         return shown
 
@@ -169,15 +166,56 @@ class FactReader:
 
     # ---- one implementation of over-fetch and gating for every public method ----
 
-    def _fetcher(self, mode: SearchMode, query: str, scope: Scope, view: ResolvedView) -> Fetch:
-        if mode is SearchMode.KEYWORD:
-            return lambda n: self._backend._keyword(query, scope, view, n)
-        if self._embedder is None:
-            raise InvalidInput(f"{mode} search needs an embedder; use --mode keyword")
-        vector = self._embedder.embed_query(query)
+    def _fetchers(
+        self, mode: SearchMode, query: str, scope: Scope, view: ResolvedView
+    ) -> tuple[Fetch, FetchMessages | None]:
+        vector = None
+        if mode is not SearchMode.KEYWORD:
+            if self._embedder is None:
+                raise InvalidInput(f"{mode} search needs an embedder; use --mode keyword")
+            vector = self._embedder.embed_query(query)
+        messages = (
+            None
+            if self._message_side is None
+            else self._message_side.fetcher(mode.value, query, vector, scope, view, self._clock())
+        )
+        if vector is None:
+            return (lambda n: self._backend._keyword(query, scope, view, n)), messages
         if mode is SearchMode.SEMANTIC:
-            return lambda n: self._backend._semantic(vector, scope, view, n)
-        return lambda n: self._backend._hybrid(query, vector, scope, view, n)
+            return (lambda n: self._backend._semantic(vector, scope, view, n)), messages
+        return (lambda n: self._backend._hybrid(query, vector, scope, view, n)), messages
+
+    def _serve_search(
+        self,
+        query: str,
+        facts: Fetch,
+        messages: FetchMessages | None,
+        scope: Scope,
+        view: ResolvedView,
+        k: int,
+        requested: str,
+        used: str,
+        fallback_reason: str | None,
+    ) -> SearchResult:
+        if messages is None:
+            return self._serve(facts, scope, view, k, requested, used, fallback_reason)
+        side = self._message_side
+        assert side is not None
+        want = max(k * OVERFETCH, MIN_FETCH)
+        while True:
+            raw_facts, raw_messages = facts(want), messages(want)
+            fact_hits, counter = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
+            message_hits = side.gate(raw_messages, scope, view, counter)
+            found = side.stand_ins(message_hits, scope, view, self._judge, counter)
+            shown = fuse(query, fact_hits, found)[:k]
+            exhausted = len(raw_facts) < want and len(raw_messages) < want
+            if len(shown) >= k or exhausted or want >= MAX_FETCH:
+                break
+            want = min(want * GROWTH, MAX_FETCH)
+        examined = len(raw_facts) + len(raw_messages)
+        return SearchResult(
+            tuple(shown), self._receipt(shown, counter, examined, k, view, requested, used, fallback_reason)
+        )
 
     def _serve(
         self,
@@ -197,21 +235,69 @@ class FactReader:
             if len(shown) >= k or exhausted or want >= MAX_FETCH:
                 break
             want = min(want * GROWTH, MAX_FETCH)
-        receipt = Receipt(
+        return SearchResult(
+            tuple(shown), self._receipt(shown, counter, len(raw), k, view, requested, used, fallback_reason)
+        )
+
+    def _receipt(
+        self,
+        shown: Sequence[Hit],
+        counter: WithheldCounter,
+        examined: int,
+        k: int,
+        view: ResolvedView,
+        requested: str,
+        used: str,
+        fallback_reason: str | None,
+    ) -> Receipt:
+        kinds: dict[str, int] = {}
+        for hit in shown:
+            kinds[hit.kind] = kinds.get(hit.kind, 0) + 1
+        return Receipt(
             mode_requested=str(requested),
             mode_used=str(used),
             fallback_taken=fallback_reason is not None,
             fallback_reason=fallback_reason,
             k=k,
             returned=len(shown),
-            examined=len(raw),
+            examined=examined,
             withheld=counter.counts(),
             fewer_than_k=len(shown) < k,
             valid_at=view.valid_at,
             known_at=view.known_at,
             include_history=view.include_history,
+            kinds=dict(sorted(kinds.items())),
         )
-        return SearchResult(tuple(shown), receipt)
+
+    def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]:
+        ids = list(dict.fromkeys(fact_ids))
+        return [
+            hit
+            for i in range(0, len(ids), 500)
+            for hit in self._backend._by_ids(ids[i : i + 500], scope, view)
+        ]
+
+    def _judge(
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView
+    ) -> tuple[dict[str, FactView], dict[str, Judged]]:
+        """Of the facts known at ``view.known_at``: the ones that may be shown under ``view``, and
+        why each other may not (with what superseded it)."""
+        if not fact_ids:
+            return {}, {}
+        known = ResolvedView(view.valid_at, view.known_at, include_history=True)
+        raw = self._by_ids(fact_ids, scope, known)
+        sources = self._sources(hit.fact for hit in raw)
+        shown: dict[str, FactView] = {}
+        refused: dict[str, Judged] = {}
+        for hit in raw:
+            fact = hit.fact
+            cited = sources.get((fact.workspace, fact.channel), {})
+            reason = visible(fact, cited, scope, view)
+            if reason is None:
+                shown[fact.fact_id] = self._view_of(fact, cited, view, 0.0)
+            else:
+                refused[fact.fact_id] = Judged(reason, fact.superseded_by)
+        return shown, refused
 
     def _gate(
         self,
@@ -235,20 +321,34 @@ class FactReader:
             if one_per_fact and fact.fact_id in seen:
                 continue
             seen.add(fact.fact_id)
-            moment = view.valid_at if view is not None else self._clock()
-            past_due = fact.due_at is not None and fact.due_at < moment
-            shown.append(
-                FactView(fact, tuple(cited[m] for m in fact.evidence if m in cited), hit.score, past_due)
-            )
+            shown.append(self._view_of(fact, cited, view, hit.score))
             if len(shown) >= k:
                 break
         return shown, counter
+
+    def _view_of(
+        self, fact: Fact, cited: dict[str, Source], view: ResolvedView | None, score: float
+    ) -> FactView:
+        moment = view.valid_at if view is not None else self._clock()
+        past_due = fact.due_at is not None and fact.due_at < moment
+        retired = (
+            view is not None
+            and view.include_history
+            and visible(fact, cited, Scope(fact.workspace, [fact.channel]), _present(view)) is not None
+        )
+        sources = tuple(cited[m] for m in fact.evidence if m in cited)
+        return FactView(fact, sources, score, past_due, retired)
 
     def _sources(self, facts: Iterable[Fact]) -> dict[tuple[str, str], dict[str, Source]]:
         wanted: dict[tuple[str, str], set[str]] = {}
         for fact in facts:
             wanted.setdefault((fact.workspace, fact.channel), set()).update(fact.evidence)
         return {key: self._messages.sources(key[0], key[1], sorted(ids)) for key, ids in wanted.items()}
+
+
+def _present(view: ResolvedView) -> ResolvedView:
+    """The same moments without history: what a default read would show."""
+    return ResolvedView(view.valid_at, view.known_at, include_history=False)
 
 
 def _check_k(k: int) -> None:

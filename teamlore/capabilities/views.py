@@ -7,6 +7,7 @@ from typing import Any
 from teamlore.capabilities.activity import Activity
 from teamlore.capabilities.answers import Answer
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
+from teamlore.capabilities.hits import Hit, MessageView
 from teamlore.capabilities.pages import AsOf, PageDiff, PageListing, VersionEntry
 from teamlore.domain import Channel, Fact, MediaReference, Message, Source
 from teamlore.stores.protocols import AuditEvent, ReviewItem, TokenRecord
@@ -58,11 +59,37 @@ def fact_json(fact: Fact) -> dict[str, Any]:
 
 def fact_view_json(view: FactView) -> dict[str, Any]:
     return {
+        "kind": view.kind,
         **fact_json(view.fact),
         "past_due": view.past_due,
         "score": round(view.score, 6),
         "sources": [source_json(s) for s in view.sources],
     }
+
+
+def message_view_json(view: MessageView) -> dict[str, Any]:
+    """A message no fact covers, shaped like a fact where the two agree (text, channel, sources)."""
+    message = view.message
+    return {
+        "kind": view.kind,
+        "message_id": message.message_id,
+        "text": message.text,
+        "workspace": message.workspace,
+        "channel": message.channel,
+        "thread_id": message.thread_id,
+        "author_id": message.author_id,
+        "author": message.author_name,
+        "posted_at": iso(message.posted_at),
+        "version": message.version,
+        "recorded_from": iso(message.recorded_from),
+        "recorded_to": _bound(message.recorded_to),
+        "score": round(view.score, 6),
+        "sources": [source_json(view.source)],
+    }
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return message_view_json(hit) if isinstance(hit, MessageView) else fact_view_json(hit)
 
 
 def receipt_json(receipt: Receipt) -> dict[str, Any]:
@@ -79,11 +106,12 @@ def receipt_json(receipt: Receipt) -> dict[str, Any]:
         "valid_at": iso(receipt.valid_at),
         "known_at": iso(receipt.known_at),
         "include_history": receipt.include_history,
+        "kinds": receipt.kinds,
     }
 
 
 def search_json(result: SearchResult) -> dict[str, Any]:
-    return {"results": [fact_view_json(h) for h in result.hits], "receipt": receipt_json(result.receipt)}
+    return {"results": [hit_json(h) for h in result.hits], "receipt": receipt_json(result.receipt)}
 
 
 def audit_json(event: AuditEvent) -> dict[str, Any]:
@@ -149,7 +177,7 @@ def answer_json(answer: Answer) -> dict[str, object]:
         "known": answer.known,
         "composer": answer.composer,
         "note": answer.note,
-        "citations": [{"n": n, **fact_view_json(v)} for n, v in enumerate(answer.citations, start=1)],
+        "citations": [{"n": n, **hit_json(v)} for n, v in enumerate(answer.citations, start=1)],
         "receipt": receipt_json(answer.receipt),
     }
 

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
+from teamlore.capabilities.hits import FactView, MessageView
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
 from teamlore.cli import (
     asking,
@@ -205,27 +206,42 @@ def search(
 
 def _print_result(result: SearchResult) -> None:
     for rank, hit in enumerate(result.hits, start=1):
-        fact = hit.fact
-        flag = " [contested]" if fact.contested else ""
-        until = "" if fact.valid_to == SENTINEL else f" until {iso(fact.valid_to)}"
-        out.print(f"{rank}. {fact.statement}{flag}", markup=False)
-        out.print(
-            f"   {fact.fact_type.value}, {fact.status.value}, #{fact.channel}, valid from "
-            f"{iso(fact.valid_from)}{until}  ({fact.fact_id})",
-            markup=False,
-            style="dim",
-        )
-        for source in hit.sources:
-            out.print(
-                f"   source: {source.author_name} {iso(source.ts)} {source.permalink}",
-                markup=False,
-                style="dim",
-            )
+        if isinstance(hit, MessageView):
+            _print_message(rank, hit)
+        else:
+            _print_fact(rank, hit)
     r = result.receipt
     withheld = ", ".join(f"{v} {k}" for k, v in r.withheld.items()) or "none"
     fallback = f"; fell back from {r.mode_requested}: {r.fallback_reason}" if r.fallback_taken else ""
     short = f" (fewer than {r.k} found)" if r.fewer_than_k else ""
     out.print(f"{r.returned} result(s) by {r.mode_used}{short}; withheld: {withheld}{fallback}", markup=False)
+
+
+def _print_fact(rank: int, hit: FactView) -> None:
+    fact = hit.fact
+    flag = " [contested]" if fact.contested else ""
+    until = "" if fact.valid_to == SENTINEL else f" until {iso(fact.valid_to)}"
+    out.print(f"{rank}. {fact.statement}{flag}", markup=False)
+    out.print(
+        f"   {hit.kind}: {fact.fact_type.value}, {fact.status.value}, #{fact.channel}, valid from "
+        f"{iso(fact.valid_from)}{until}  ({fact.fact_id})",
+        markup=False,
+        style="dim",
+    )
+    for source in hit.sources:
+        out.print(
+            f"   source: {source.author_name} {iso(source.ts)} {source.permalink}", markup=False, style="dim"
+        )
+
+
+def _print_message(rank: int, hit: MessageView) -> None:
+    out.print(f"{rank}. {hit.text}", markup=False)
+    out.print(
+        f"   message (no fact covers it), #{hit.channel}, said by {hit.source.author_name} on "
+        f"{iso(hit.since)}  {hit.source.permalink}",
+        markup=False,
+        style="dim",
+    )
 
 
 @facts_app.command("show")

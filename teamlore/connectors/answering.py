@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from teamlore.app import Teamlore
 from teamlore.capabilities.answers import Answer
+from teamlore.capabilities.hits import FactView
 from teamlore.domain import Scope
 from teamlore.errors import InvalidInput
 
@@ -92,6 +93,6 @@ def render(answer: Answer, link: Link = markdown_link) -> str:
             ", ".join(link(s.permalink, f"{s.author_name}, {s.ts:%Y-%m-%d}") for s in view.sources)
             or "source message no longer available"
         )
-        flag = " (contested: under review)" if view.fact.contested else ""
+        flag = " (contested: under review)" if isinstance(view, FactView) and view.fact.contested else ""
         lines.append(f"[{number}] {sources}{flag}")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from teamlore.capabilities.answers import Composed
-from teamlore.capabilities.facts import FactView
+from teamlore.capabilities.hits import FactView, Hit
 from teamlore.errors import ModelOutputInvalid, ModelUnavailable
 from teamlore.llm import prompts
 from teamlore.llm.client import ModelClient, Role
@@ -37,27 +37,31 @@ class ModelComposer:
     def __init__(self, client: ModelClient, cache: ModelCache | None) -> None:
         self.client, self.cache = client, cache
 
-    def compose(self, question: str, facts: Sequence[FactView]) -> Composed:
-        data = [
-            {
-                "id": v.fact.fact_id,
-                "statement": v.fact.statement,
-                "true_from": iso(v.fact.valid_from),
-                **({"contested": True} if v.fact.contested else {}),
-                **({"past_due": True} if v.past_due else {}),
-            }
-            for v in facts
-        ]
+    def compose(self, question: str, facts: Sequence[Hit]) -> Composed:
+        data = [_datum(v) for v in facts]
         prompt = prompts.render_answer(question, data)
         try:
             answer = ask(
                 self.client, Role.ANSWER, prompts.ANSWER_VERSION, prompt, prompts.AnswerAnswer, self.cache
             )
-            return _composed(answer, {v.fact.fact_id for v in facts})
+            return _composed(answer, {v.key for v in facts})
         except (ModelUnavailable, ModelOutputInvalid) as exc:
             self.client.note(Role.ANSWER, fallbacks=1)
             log.warning("answer composer failed, extractive answer used: %s", exc)
             raise
+
+
+def _datum(hit: Hit) -> dict[str, object]:
+    """What the model sees of one result: a fact's statement, or a message no fact covers."""
+    if not isinstance(hit, FactView):
+        return {"id": hit.key, "statement": hit.text, "said_on": iso(hit.since), "kind": "message"}
+    return {
+        "id": hit.key,
+        "statement": hit.text,
+        "true_from": iso(hit.fact.valid_from),
+        **({"contested": True} if hit.fact.contested else {}),
+        **({"past_due": True} if hit.past_due else {}),
+    }
 
 
 def _composed(answer: prompts.AnswerAnswer, given: set[str]) -> Composed:

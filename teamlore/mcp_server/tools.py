@@ -81,10 +81,12 @@ class ReadTools:
             bool, Field(description="Also return retired facts (superseded, retracted).")
         ] = False,
         mode: SearchMode = SearchMode.HYBRID,
-        limit: Annotated[int, Field(ge=1, le=100, description="At most this many facts.")] = 10,
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many results.")] = 10,
     ) -> dict[str, Any]:
-        """Search the team's facts. Each result is one statement with its status, valid interval
-        and source messages (author, time, permalink); the receipt says how the search ran."""
+        """Search the team's facts and what was said. Each result has a ``kind``: ``fact`` (one
+        statement with its status, valid interval and source messages), ``message`` (a message
+        no fact covers, cited as itself) or, with history, ``retired_fact``. Sources carry author,
+        time and permalink; the receipt says how the search ran."""
         with tool_refusals():
             scope = self._caller.scope(channels)
             view = ReadView(_time(as_of, "as_of"), _time(known_at, "known_at"), include_history)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from teamlore.dates import Period
 from teamlore.domain import (
     Attachment,
     AttachmentKind,
@@ -23,6 +24,7 @@ from teamlore.domain import (
     Fact,
     MediaReference,
     Message,
+    MessageVersion,
     ResolvedView,
     Scope,
     Source,
@@ -38,6 +40,23 @@ class RawHit:
 
     fact: Fact
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessageHit:
+    """A message version from a raw query, not yet gated."""
+
+    message: MessageVersion
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ErasedMessages:
+    """What erasing a person took from the message index: how many vectors, and the places of
+    their messages (text already blank), whose neighbours need new context."""
+
+    vectors: int
+    messages: tuple[MessageVersion, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +129,8 @@ class FactBackend(Protocol):
 
     def current_citing(self, workspace: str, channel: str, message_id: str) -> list[Fact]: ...
 
+    def current_citing_any(self, workspace: str, channel: str, message_ids: Sequence[str]) -> list[Fact]: ...
+
     def current_ids(self, workspace: str, channel: str) -> list[str]: ...
 
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]: ...
@@ -128,6 +149,49 @@ class RemoteFactBackend(FactBackend, Protocol):
     def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]: ...
 
     def close(self) -> None: ...
+
+
+class MessageIndex(Protocol):
+    """Every version of every message's text, searchable: raw queries for the gate above, and
+    the pipeline's writes (a new text, a delete, an erasure). ``periods``: the periods the query
+    names, whose messages rank higher (a ranking hint, never a filter)."""
+
+    def _keyword(
+        self, text: str, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period] = ()
+    ) -> list[RawMessageHit]: ...
+
+    def _semantic(
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period] = ()
+    ) -> list[RawMessageHit]: ...
+
+    def _hybrid(
+        self,
+        text: str,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        periods: Sequence[Period] = (),
+    ) -> list[RawMessageHit]: ...
+
+    def put(self, message: Message, text: str, at: datetime, embedding_key: str | None) -> bool: ...
+
+    def set_vector(
+        self, workspace: str, channel: str, message_id: str, embedding_key: str | None
+    ) -> None: ...
+
+    # The pipeline's own lookups (never exposed to readers): neighbours in a conversation.
+    def before(
+        self, workspace: str, channel: str, message_id: str, thread_id: str | None, posted: datetime
+    ) -> MessageVersion | None: ...
+
+    def after(
+        self, workspace: str, channel: str, message_id: str, thread_id: str | None, posted: datetime
+    ) -> list[MessageVersion]: ...
+
+    def withdraw(self, workspace: str, channel: str, message_id: str, at: datetime) -> None: ...
+
+    def erase_author(self, workspace: str, author_id: str) -> ErasedMessages: ...
 
 
 class MessageStore(Protocol):

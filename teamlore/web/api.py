@@ -45,7 +45,7 @@ def list_channels(request: Request, who: Caller = scoped()) -> list[dict[str, An
     return [views.channel_json(c) for c in channels_in(lore_of(request).stores.messages, who.read_scope)]
 
 
-@router.get("/search", tags=["read"], summary="Search facts")
+@router.get("/search", tags=["read"], summary="Search facts and the messages no fact covers")
 def search(
     request: Request,
     q: Annotated[str, Query(description="What to look for.")],

@@ -27,9 +27,23 @@ from teamlore.domain import (
 )
 from teamlore.embedding import CachedEmbedder
 from teamlore.errors import StoreUnreachable, TeamloreError
-from teamlore.extraction import Extraction, ExtractionRequest, ExtractionStatus, Extractor, extract_many
-from teamlore.stores.protocols import EventLedger, FactBackend, MessageStore, ReviewQueue, Tombstones
+from teamlore.extraction import (
+    Extraction,
+    ExtractionRequest,
+    ExtractionStatus,
+    Extractor,
+    extract_many,
+)
+from teamlore.stores.protocols import (
+    EventLedger,
+    FactBackend,
+    MessageIndex,
+    MessageStore,
+    ReviewQueue,
+    Tombstones,
+)
 from teamlore.workers import lifecycle, mutations
+from teamlore.workers.passages import BatchPassages, refresh_following, searchable_text
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
 log = logging.getLogger(__name__)
@@ -83,6 +97,7 @@ class PipelineDeps:
 
     facts: FactBackend
     messages: MessageStore
+    index: MessageIndex  # every message's text, searchable beside the facts
     # transaction(savepoint=True) inside a transaction undoes only its own writes on failure.
     transaction: Callable[..., AbstractContextManager[object]]
     extractor: Extractor
@@ -138,15 +153,29 @@ def to_message(event: MessageEvent) -> Message:
     )
 
 
+def index_message(
+    message: Message, passage: str | None, keys: dict[str, str], deps: PipelineDeps, at: datetime
+) -> None:
+    """Make the message's current text searchable (a new version if it changed), with the vector
+    of ``passage``."""
+    text = searchable_text(message)
+    deps.index.put(message, text, at, keys.get(passage) if passage and text else None)
+
+
 def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestResult]:
     """Apply a batch of events in order; one result per event."""
     extractions = _extract_batch(events, deps)
     extracted = [list(e.facts) for e in extractions]
-    keys = deps.embedder.ensure_passages([c.statement for candidates in extracted for c in candidates])
+    passages = _passages(events, deps)
+    keys = deps.embedder.ensure_passages(
+        [c.statement for candidates in extracted for c in candidates] + [p for p in passages if p]
+    )
     results: list[IngestResult] = []
     channels_seen: set[tuple[str, str]] = set()
     with deps.transaction():
-        for event, candidates, extraction in zip(events, extracted, extractions, strict=True):
+        for event, candidates, extraction, passage in zip(
+            events, extracted, extractions, passages, strict=True
+        ):
             if (event.workspace, event.channel) not in channels_seen:
                 channels_seen.add((event.workspace, event.channel))
                 deps.messages.put_channel(
@@ -160,7 +189,7 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                 )
             try:
                 with deps.transaction(savepoint=True):
-                    result = _apply_once(event, candidates, keys, deps)
+                    result = _apply_once(event, candidates, passage, keys, deps)
                     result.extraction_fallback = extraction.fallback
                     if deps.notify is not None and result.changed:
                         deps.notify(result.changed)
@@ -171,6 +200,31 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                 log.warning("event %s/%s failed: %s", event.channel, event.message_id, exc)
                 results.append(IngestResult(event, Outcome.FAILED, error=str(exc)))
     return results
+
+
+def _passages(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[str | None]:
+    """The passage to embed for each event that will store a new text (None for the others): a
+    text already stored, or a deleted message's, is never embedded again."""
+    batch = BatchPassages(deps.index)
+    passages: list[str | None] = []
+    for event in events:
+        existing = deps.messages.get_message(event.workspace, event.channel, event.message_id)
+        new = bool(event.text.strip()) and _stores_new_text(event, existing)
+        passages.append(batch.passage(to_message(event)) if new else None)
+    return passages
+
+
+def _stores_new_text(event: MessageEvent, existing: Message | None) -> bool:
+    """Whether applying ``event`` stores a text the message does not have: the one rule
+    ``_apply`` and the batch's embedding both follow."""
+    if event.kind is EventKind.DELETED or (existing is not None and existing.deleted_at is not None):
+        return False
+    if existing is None:
+        return event.kind is not EventKind.EDITED  # an edit of a message never seen is an orphan
+    if existing.content_hash == message_hash(event.text):
+        return False
+    # An older text than the one stored (a re-delivered create or edit): never go back.
+    return existing.edited_at is None or event.ts > existing.edited_at
 
 
 def _extract_batch(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[Extraction]:
@@ -202,13 +256,17 @@ _NOT_APPLIED = frozenset({Outcome.ORPHAN, Outcome.FAILED, Outcome.DUPLICATE})
 
 
 def _apply_once(
-    event: MessageEvent, candidates: list[CandidateFact], keys: dict[str, str], deps: PipelineDeps
+    event: MessageEvent,
+    candidates: list[CandidateFact],
+    passage: str | None,
+    keys: dict[str, str],
+    deps: PipelineDeps,
 ) -> IngestResult:
     """Apply an event unless its idempotency key says it was applied already; the key is written
     in the event's own savepoint, so the effects and the key land (or roll back) together."""
     if deps.ledger is not None and deps.ledger.seen(event.idempotency_key):
         return IngestResult(event, Outcome.DUPLICATE)
-    result = _apply(event, candidates, keys, deps)
+    result = _apply(event, candidates, passage, keys, deps)
     if deps.ledger is not None and result.outcome not in _NOT_APPLIED:
         deps.ledger.record(event.idempotency_key, result.outcome.value, deps.clock())
     return result
@@ -221,7 +279,11 @@ def record_orphan(event: MessageEvent, deps: PipelineDeps) -> None:
 
 
 def _apply(
-    event: MessageEvent, candidates: list[CandidateFact], keys: dict[str, str], deps: PipelineDeps
+    event: MessageEvent,
+    candidates: list[CandidateFact],
+    passage: str | None,
+    keys: dict[str, str],
+    deps: PipelineDeps,
 ) -> IngestResult:
     existing = deps.messages.get_message(event.workspace, event.channel, event.message_id)
     if existing is not None and existing.deleted_at is not None:
@@ -230,11 +292,9 @@ def _apply(
         return _delete(event, existing, deps)
     if existing is None and event.kind is EventKind.EDITED:
         return IngestResult(event, Outcome.ORPHAN, error="edit for a message never seen")
-    if existing is not None and existing.content_hash == message_hash(event.text):
-        _record_attachments(event, deps)  # a file added or removed without a change of text
-        return IngestResult(event, Outcome.UNCHANGED)
-    if existing is not None and existing.edited_at is not None and event.ts <= existing.edited_at:
-        # An older text than the one stored (a re-delivered create or edit): never go back.
+    if not _stores_new_text(event, existing):
+        if existing is not None and existing.content_hash == message_hash(event.text):
+            _record_attachments(event, deps)  # a file added or removed without a change of text
         return IngestResult(event, Outcome.UNCHANGED)
     now = deps.clock()
     message = to_message(event)
@@ -242,6 +302,9 @@ def _apply(
         # An edit event, or a re-import of an export in which the message was edited since.
         message = _as_edit(existing, message, event)
     deps.messages.put_message(message, recorded_at=now)
+    index_message(message, passage, keys, deps, now)
+    if existing is not None:
+        refresh_following(deps.index, deps.embedder, [message])  # their context changed
     _record_attachments(event, deps)
     deps.note_author(message.workspace, message.author_name)
     result = IngestResult(event, Outcome.EDITED if existing else Outcome.STORED)
@@ -316,6 +379,8 @@ def _delete(event: MessageEvent, existing: Message | None, deps: PipelineDeps) -
         deps.messages.put_message(stub, recorded_at=now)
     # Stored on the transaction-time axis: the gate compares it with known_at.
     deps.messages.mark_deleted(event.workspace, event.channel, event.message_id, now)
+    deps.index.withdraw(event.workspace, event.channel, event.message_id, now)
+    refresh_following(deps.index, deps.embedder, [existing or to_message(event)])
     result = IngestResult(event, Outcome.DELETED)
     for fact in deps.facts.current_citing(event.workspace, event.channel, event.message_id):
         if fact.status is not FactStatus.RETRACTED:

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from teamlore.domain import EventKind, MessageEvent
 from teamlore.extraction import ExtractionRequest, extract_many
-from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, add_statement, drop_unsupported
+from teamlore.workers.passages import BatchPassages
+from teamlore.workers.pipeline import (
+    IngestResult,
+    Outcome,
+    PipelineDeps,
+    add_statement,
+    drop_unsupported,
+    index_message,
+)
 
 PAGE = 256
 
@@ -50,9 +58,13 @@ def reindex_channel(
         extractions = extract_many(deps.extractor, requests)
         report.extraction_fallbacks += sum(1 for e in extractions if e.fallback)
         extracted = [list(e.facts) for e in extractions]
-        keys = deps.embedder.ensure_passages([c.statement for cs in extracted for c in cs])
+        context = BatchPassages(deps.index)
+        passages = [context.passage(m) if m.text.strip() else None for m in batch]
+        keys = deps.embedder.ensure_passages(
+            [c.statement for cs in extracted for c in cs] + [p for p in passages if p]
+        )
         with deps.transaction():
-            for message, candidates in zip(batch, extracted, strict=True):
+            for message, candidates, passage in zip(batch, extracted, passages, strict=True):
                 with deps.transaction(savepoint=True):
                     now = deps.clock()
                     event = MessageEvent(
@@ -69,6 +81,7 @@ def reindex_channel(
                         permalink=message.permalink,
                     )
                     result = IngestResult(event, Outcome.EDITED)
+                    index_message(message, passage, keys, deps, now)
                     drop_unsupported(message, candidates, deps, now, result)
                     for candidate in candidates:
                         add_statement(candidate, message, keys, deps, now, result)

@@ -10,6 +10,7 @@ from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
+from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
 from teamlore.stores.embedded.messages import (
     EmbeddedEmbeddingCache,
     EmbeddedEventLedger,
@@ -31,6 +32,8 @@ class EmbeddedStores:
         self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
         self._remote_facts: RemoteFactBackend | None = None
         self.messages = EmbeddedMessageStore(self.db)
+        # Kept in the file in every configuration for now (as vectors are); see docs/stores.md.
+        self.message_index = EmbeddedMessageIndex(self.db)
         self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
         self.review = EmbeddedReviewQueue(self.db)

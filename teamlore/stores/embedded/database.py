@@ -12,13 +12,14 @@ from typing import Protocol
 from teamlore.errors import BackendUnavailable
 from teamlore.timeutil import SENTINEL_MICROS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Times are INTEGER microseconds since the epoch (UTC); open bounds hold SENTINEL_MICROS.
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT OR IGNORE INTO counters VALUES ('fact_seq', 0), ('index_generation', 0);
+INSERT OR IGNORE INTO counters VALUES ('fact_seq', 0), ('index_generation', 0),
+    ('message_seq', 0), ('message_index_generation', 0);
 
 CREATE TABLE IF NOT EXISTS channels (
     workspace TEXT NOT NULL, channel TEXT NOT NULL, name TEXT NOT NULL,
@@ -41,6 +42,29 @@ CREATE TABLE IF NOT EXISTS message_attachments (
     PRIMARY KEY (workspace, channel, message_id, position)
 );
 CREATE INDEX IF NOT EXISTS message_attachments_kind ON message_attachments (workspace, channel, kind);
+
+-- The message search index: every text a message had, one row per version, with both time
+-- axes in the columns the fact queries use (valid_from is when it was posted; valid_to stays open),
+-- so one scope-and-time clause serves both. A delete or an erasure blanks every version.
+CREATE TABLE IF NOT EXISTS message_versions (
+    vid INTEGER PRIMARY KEY,
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, version INTEGER NOT NULL,
+    thread_id TEXT, author_id TEXT NOT NULL, author_name TEXT NOT NULL, text TEXT NOT NULL,
+    valid_from INTEGER NOT NULL, valid_to INTEGER NOT NULL,
+    recorded_from INTEGER NOT NULL, recorded_to INTEGER NOT NULL,
+    embedding_key TEXT, seq INTEGER NOT NULL,
+    UNIQUE (workspace, channel, message_id, version)
+);
+CREATE INDEX IF NOT EXISTS message_versions_current
+    ON message_versions (workspace, channel, message_id) WHERE recorded_to = {SENTINEL_MICROS};
+CREATE INDEX IF NOT EXISTS message_versions_posted
+    ON message_versions (workspace, channel, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
+CREATE INDEX IF NOT EXISTS message_versions_seq ON message_versions (seq);
+CREATE INDEX IF NOT EXISTS message_versions_author ON message_versions (workspace, author_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
+    text, author_name, channel, content='message_versions', content_rowid='vid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
 
 CREATE TABLE IF NOT EXISTS fact_versions (
     vid INTEGER PRIMARY KEY,
@@ -186,6 +210,23 @@ class TransactionListener(Protocol):
     def committed(self) -> None: ...
 
 
+def _index_stored_messages(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: every live message stored before the message index existed becomes its
+    first indexed version (keyword search at once; vectors come with ``teamlore reindex``)."""
+    conn.execute(
+        "INSERT INTO message_versions (workspace, channel, message_id, version, thread_id, author_id,"
+        " author_name, text, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq)"
+        " SELECT workspace, channel, message_id, 1, thread_id, author_id, author_name, text, ts, ?,"
+        " recorded_at, ?, NULL, 0 FROM messages WHERE deleted_at IS NULL AND text != ''"
+        " ORDER BY workspace, channel, ts, message_id",
+        (SENTINEL_MICROS, SENTINEL_MICROS),
+    )
+    conn.execute("UPDATE message_versions SET seq = vid")
+    conn.execute("UPDATE counters SET value = (SELECT coalesce(max(vid), 0) FROM message_versions)"
+                 " WHERE name = 'message_seq'")
+    conn.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
+
+
 class Database:
     """One SQLite file in WAL mode. One connection per thread; writes in explicit transactions."""
 
@@ -200,6 +241,9 @@ class Database:
             found = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if found is None:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(found[0]) == 1:
+                _index_stored_messages(conn)
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             elif int(found[0]) != SCHEMA_VERSION:
                 raise BackendUnavailable(
                     f"{self.path} has schema version {found[0]}, this Teamlore expects "

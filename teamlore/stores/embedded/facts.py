@@ -199,6 +199,19 @@ class EmbeddedFactBackend:
         )
         return [_row_to_fact(r) for r in rows]
 
+    def current_citing_any(self, workspace: str, channel: str, message_ids: Sequence[str]) -> list[Fact]:
+        """Current versions of the facts citing any of these messages, each once."""
+        if not message_ids:
+            return []
+        marks = ",".join("?" * len(message_ids))
+        rows = self._query(
+            f"SELECT DISTINCT {_V_COLUMNS} FROM fact_evidence e JOIN fact_versions v"
+            " ON v.fact_id = e.fact_id AND v.recorded_to = ?"
+            f" WHERE e.workspace = ? AND e.channel = ? AND e.message_id IN ({marks}) ORDER BY v.vid",
+            [SENTINEL_MICROS, workspace, channel, *message_ids],
+        )
+        return [_row_to_fact(r) for r in rows]
+
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]:
         """Current, not retired facts of one channel sharing words or entities with ``text``;
         light rows (the resolver needs only these), best keyword match first."""

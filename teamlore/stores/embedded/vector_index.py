@@ -1,9 +1,11 @@
-"""Exact cosine search over fact versions, held in numpy and refreshed from the SQLite file.
+"""Exact cosine search over versioned rows (fact versions, message versions), held in numpy and
+refreshed from the SQLite file.
 
-Every fact version row is mirrored here with its scope and its four time bounds as integer
-arrays, so the scope and time predicate are compiled into the semantic query as a vectorised
-mask, exactly as the SQL queries compile them. Vectors are stored once per embedding key (many
-versions share one statement); a query scores each distinct vector once and gathers.
+Every version row is mirrored here with its scope and its four time bounds as integer arrays, so
+the scope and time predicate are compiled into the semantic query as a vectorised mask, exactly as
+the SQL queries compile them. Vectors are stored once per embedding key (many versions share one
+statement); a query scores each distinct vector once and gathers. A row without a vector yet is
+held too (``row`` -1): it is never a semantic hit, but its place in the mask is known.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ class _Codes:
 
 
 class VectorIndex:
-    def __init__(self) -> None:
+    def __init__(self, table: str = "fact_versions", generation: str = "index_generation") -> None:
+        # Names of our own tables, never user input: safe to place in the SQL below.
+        self._table = table
+        self._generation_counter = generation
         self._lock = threading.Lock()
         self._reset()
 
@@ -49,33 +54,40 @@ class VectorIndex:
         self._keys: dict[str, int] = {}
         self._matrix = np.zeros((0, 0), np.float32)
 
-    def refresh(self, conn: sqlite3.Connection) -> None:
-        """Pull every version row written or closed since the last refresh."""
+    def refresh(self, conn: sqlite3.Connection) -> bool:
+        """Pull every version row written, closed or given a vector since the last refresh;
+        True if anything changed."""
         with self._lock:
-            generation = conn.execute("SELECT value FROM counters WHERE name='index_generation'").fetchone()[
-                0
-            ]
-            if generation != self._generation:
+            generation = conn.execute(
+                "SELECT value FROM counters WHERE name = ?", (self._generation_counter,)
+            ).fetchone()[0]
+            reset = generation != self._generation
+            if reset:
                 self._reset()
                 self._generation = generation
             rows = conn.execute(
-                "SELECT vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to,"
-                " embedding_key, seq FROM fact_versions"
-                " WHERE seq > ? AND embedding_key IS NOT NULL ORDER BY seq",
-                (self._seq,),
+                f"SELECT {self._columns()} FROM {self._table} WHERE seq > ? ORDER BY seq", (self._seq,)
             ).fetchall()
             if rows:
                 self._absorb(conn, rows)
+            return reset or bool(rows)
+
+    def _columns(self) -> str:
+        """Columns 0-8 are what this class reads; a subclass may select more after them."""
+        return (
+            "vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq"
+        )
 
     def _absorb(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> None:
-        missing = sorted({r[7] for r in rows if r[7] not in self._keys})
+        missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._keys})
         if missing:
             self._load_vectors(conn, missing)
         fresh = [r for r in rows if r[0] not in self._pos]
         for r in rows:
             at = self._pos.get(r[0])
-            if at is not None:  # a version closed since we saw it
+            if at is not None:  # a version closed, or given a vector, since we saw it
                 self._bounds[at] = (r[3], r[4], r[5], r[6])
+                self._row[at] = self._keys.get(r[7], -1) if r[7] is not None else -1
         if fresh:
             start = len(self._vid)
             self._vid = np.concatenate([self._vid, np.fromiter((r[0] for r in fresh), np.int64)])
@@ -89,11 +101,18 @@ class VectorIndex:
                 [self._bounds, np.array([(r[3], r[4], r[5], r[6]) for r in fresh], np.int64)]
             )
             self._row = np.concatenate(
-                [self._row, np.fromiter((self._keys.get(r[7], -1) for r in fresh), np.int32)]
+                [
+                    self._row,
+                    np.fromiter((-1 if r[7] is None else self._keys.get(r[7], -1) for r in fresh), np.int32),
+                ]
             )
             for offset, r in enumerate(fresh):
                 self._pos[r[0]] = start + offset
+            self._absorbed(fresh, start)
         self._seq = rows[-1][8]
+
+    def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
+        """Rows ``fresh`` now sit at positions ``start``...: a subclass keeps its own arrays."""
 
     def _load_vectors(self, conn: sqlite3.Connection, keys: list[str]) -> None:
         found: list[tuple[str, np.ndarray]] = []
@@ -119,11 +138,10 @@ class VectorIndex:
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
-            mask = self._mask(scope, view)
-            candidates = np.flatnonzero(mask)
+            candidates = np.flatnonzero(self._mask(scope, view) & (self._row >= 0))
             if candidates.size == 0:
                 return []
-            scores = (self._matrix @ np.asarray(vector, np.float32))[self._row[candidates]]
+            scores = self._cosines(vector, candidates)
             if candidates.size > limit:
                 top = np.argpartition(-scores, limit - 1)[:limit]
             else:
@@ -131,10 +149,16 @@ class VectorIndex:
             order = top[np.lexsort((self._vid[candidates[top]], -scores[top]))]
             return [(int(self._vid[candidates[i]]), float(scores[i])) for i in order]
 
+    def _cosines(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Cosine of each row at ``positions`` (all holding a vector) with ``vector``."""
+        # Gathering the rows first costs a copy but only multiplies what the scope can see.
+        return self._matrix[self._row[positions]] @ np.asarray(vector, np.float32)
+
     def _mask(self, scope: Scope, view: ResolvedView) -> np.ndarray:
+        """Rows inside the scope and visible on both time axes of the view."""
         ws = self._workspaces.lookup(scope.workspace)
         channels = [self._channels.lookup(c) for c in scope.channels]
-        mask = (self._ws == ws) & np.isin(self._ch, channels) & (self._row >= 0)
+        mask = (self._ws == ws) & np.isin(self._ch, channels)
         known = to_micros(view.known_at)
         mask &= (self._bounds[:, 2] <= known) & (known < self._bounds[:, 3])
         if not view.include_history:

@@ -174,6 +174,15 @@ class WeaviateFactBackend:
         facts = [to_fact(p) for p in self._walk(where, "fact_id", "lookup by evidence")]
         return sorted(facts, key=lambda f: (f.recorded_from, f.fact_id))  # the order they were written
 
+    def current_citing_any(self, workspace: str, channel: str, message_ids: Sequence[str]) -> list[Fact]:
+        if not message_ids:
+            return []
+        where = filters.current_in_channel(workspace, channel) & Filter.by_property("evidence").contains_any(
+            list(message_ids)
+        )
+        facts = [to_fact(p) for p in self._walk(where, "fact_id", "lookup by evidence")]
+        return sorted(facts, key=lambda f: (f.recorded_from, f.fact_id))
+
     def current_ids(self, workspace: str, channel: str) -> list[str]:
         where = filters.current_in_channel(workspace, channel)
         return [p["fact_id"] for p in self._walk(where, "fact_id", "current ids", ["fact_id"])]

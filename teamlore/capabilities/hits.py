@@ -1,0 +1,87 @@
+"""What a read returns: a fact as a reader sees it, or a message no fact covers. Both say what
+they are (``kind``), what they say (``text``) and which messages they cite (``sources``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from teamlore.domain import Fact, FactType, MessageVersion, Source
+
+
+@dataclass(frozen=True, slots=True)
+class FactView:
+    """A fact as a reader sees it: the version, its sources, and its score for this query."""
+
+    fact: Fact
+    sources: tuple[Source, ...]
+    score: float = 0.0
+    past_due: bool = False  # its deadline has passed at the moment read; it stays until evidence
+    retired: bool = False  # shown only because history was asked for: not true at the moment read
+
+    @property
+    def kind(self) -> str:
+        return "retired_fact" if self.retired else "fact"
+
+    @property
+    def key(self) -> str:
+        return self.fact.fact_id
+
+    @property
+    def text(self) -> str:
+        return self.fact.statement
+
+    @property
+    def channel(self) -> str:
+        return self.fact.channel
+
+    @property
+    def since(self) -> datetime:
+        return self.fact.valid_from
+
+    @property
+    def is_question(self) -> bool:
+        return self.fact.fact_type is FactType.QUESTION
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A message that no fact visible at the moment read covers: what was said, cited as itself."""
+
+    message: MessageVersion
+    source: Source
+    score: float = 0.0
+
+    kind = "message"
+
+    @property
+    def key(self) -> str:
+        return message_key(self.message.channel, self.message.message_id)
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    @property
+    def channel(self) -> str:
+        return self.message.channel
+
+    @property
+    def since(self) -> datetime:
+        return self.message.posted_at
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        return (self.source,)
+
+    @property
+    def is_question(self) -> bool:
+        return self.message.text.rstrip().endswith("?")
+
+
+Hit = FactView | MessageView
+
+
+def message_key(channel: str, message_id: str) -> str:
+    """A message hit's id, distinct from every fact id (which never holds a slash)."""
+    return f"message/{channel}/{message_id}"

@@ -1,0 +1,204 @@
+"""Message versions in memory: their vectors (as ``VectorIndex``), the message each belongs to, and
+who sits next to whom in a conversation, for ranking a message with what surrounds it.
+
+Chat messages are short and lean on their neighbours ("yes, that one", a photo with "look at
+this"): a match spreads to the messages around it. Neighbours are computed at query time from
+each message's place in its conversation, never copied into another message's index row, so an
+edit, a delete or an erasure touches only its own row.
+
+Conversations are as ``teamlore.domain.CONVERSATION_GAP`` defines them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
+from teamlore.stores.embedded.vector_index import VectorIndex
+
+GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
+# How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
+WINDOW = 2
+SPREAD = 0.5
+# Hybrid: the share of the keyword score in the blend (the vector half gets the rest).
+KEYWORD_SHARE = 0.6
+# Cosines within this of the best still count when the scope's median is higher (a tiny scope).
+MIN_SPAN = 0.05
+# A question naming a period ("on October 13, 2023", "in June") lifts what was said then by this
+# share of the best score (measured on the LoCoMo tuning split, docs/benchmarks.md).
+PERIOD_LIFT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Per-message keyword and vector evidence for one query, before blending."""
+
+    keyword: dict[int, float] | None  # version row id -> bm25 (higher is better); None: not asked
+    vector: np.ndarray | None  # the query's vector; None: not asked
+    periods: tuple[tuple[int, int], ...] = ()  # [start, end) in microseconds the question names
+
+
+class Conversations(VectorIndex):
+    def __init__(self) -> None:
+        super().__init__(table="message_versions", generation="message_index_generation")
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._slot_of: dict[tuple[int, int, str], int] = {}  # (workspace, channel, message id)
+        self._thread_code: dict[tuple[int, int, str], int] = {}
+        self._row_slot = np.zeros(0, np.int64)
+        self._row_wordy = np.zeros(0, bool)  # the text has a letter or a digit (not "🚀" alone)
+        self._slot_conv = np.zeros(0, np.int64)  # 0: the channel's top level, else a thread
+        self._slot_ts = np.zeros(0, np.int64)
+        self._slot_ws = np.zeros(0, np.int32)
+        self._slot_ch = np.zeros(0, np.int32)
+        self._parent_key: list[tuple[int, int, str] | None] = []
+        self._links: tuple[np.ndarray, ...] | None = None
+
+    def _columns(self) -> str:
+        return super()._columns() + ", message_id, thread_id, text"
+
+    def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
+        slots: list[int] = []
+        added: list[tuple[int, int, int, int]] = []  # conversation, posted, workspace, channel
+        for r in fresh:
+            ws, ch = self._workspaces.code(r[1]), self._channels.code(r[2])
+            key = (ws, ch, r[9])
+            slot = self._slot_of.get(key)
+            if slot is None:
+                slot = self._slot_of[key] = len(self._parent_key)
+                reply = r[10] is not None and r[10] != r[9]
+                parent = (ws, ch, r[10]) if reply else None
+                self._parent_key.append(parent)
+                conv = self._thread_code.setdefault(parent, len(self._thread_code) + 1) if parent else 0
+                added.append((conv, r[3], ws, ch))
+            slots.append(slot)
+        self._row_slot = np.concatenate([self._row_slot, np.asarray(slots, np.int64)])
+        self._row_wordy = np.concatenate([self._row_wordy, np.fromiter((_wordy(r[11]) for r in fresh), bool)])
+        if added:
+            conv, posted, ws, ch = (np.asarray(column, np.int64) for column in zip(*added, strict=True))
+            self._slot_conv = np.concatenate([self._slot_conv, conv])
+            self._slot_ts = np.concatenate([self._slot_ts, posted])
+            self._slot_ws = np.concatenate([self._slot_ws, ws.astype(np.int32)])
+            self._slot_ch = np.concatenate([self._slot_ch, ch.astype(np.int32)])
+            self._links = None
+
+    # ---- neighbours ----
+
+    def _neighbours(self) -> tuple[np.ndarray, ...]:
+        """(previous_1, ..., previous_W, next_1, ..., next_W): slot numbers, -1 for none."""
+        if self._links is None:
+            self._links = self._link()
+        return self._links
+
+    def _link(self) -> tuple[np.ndarray, ...]:
+        n = len(self._parent_key)
+        order = np.lexsort((np.arange(n), self._slot_ts, self._slot_conv, self._slot_ch, self._slot_ws))
+        a, b = order[:-1], order[1:]
+        together = (
+            (self._slot_ws[a] == self._slot_ws[b])
+            & (self._slot_ch[a] == self._slot_ch[b])
+            & (self._slot_conv[a] == self._slot_conv[b])
+            & ((self._slot_conv[b] != 0) | (self._slot_ts[b] - self._slot_ts[a] <= GAP_MICROS))
+        )
+        previous = np.full(n, -1, np.int64)
+        following = np.full(n, -1, np.int64)
+        previous[b[together]] = a[together]
+        following[a[together]] = b[together]
+        # A thread's first reply follows the thread's opening message.
+        for slot in np.flatnonzero((self._slot_conv != 0) & (previous < 0)):
+            parent = self._slot_of.get(self._parent_key[slot])  # type: ignore[arg-type]
+            if parent is not None:
+                previous[slot] = parent
+        return (*_steps(previous), *_steps(following))
+
+    # ---- ranking ----
+
+    def rank(self, scope: Scope, view: ResolvedView, scores: Scores, limit: int) -> list[tuple[int, float]]:
+        """(version row id, score) of the best messages visible in the scope and the view: the
+        keyword and vector evidence, each scaled to its best, blended, then spread to the
+        neighbours; best first."""
+        with self._lock:
+            if len(self._vid) == 0 or limit <= 0:
+                return []
+            visible = np.flatnonzero(self._mask(scope, view))
+            if visible.size == 0:
+                return []
+            slots = len(self._parent_key)
+            row_of_slot = np.full(slots, -1, np.int64)
+            row_of_slot[self._row_slot[visible]] = visible
+            blend = np.zeros(slots)
+            if scores.keyword is not None:
+                blend += self._keyword_part(scores.keyword, slots) * (
+                    KEYWORD_SHARE if scores.vector is not None else 1.0
+                )
+            if scores.vector is not None:
+                blend += self._vector_part(scores.vector, visible, slots) * (
+                    1 - KEYWORD_SHARE if scores.keyword is not None else 1.0
+                )
+            # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
+            wordy = np.zeros(slots, bool)
+            wordy[self._row_slot[visible]] = self._row_wordy[visible]
+            spread = np.where(wordy, self._spread(blend), blend)
+            if scores.periods:
+                spread += PERIOD_LIFT * spread.max(initial=0.0) * self._posted_in(scores.periods)
+            spread[row_of_slot < 0] = 0.0
+            candidates = np.flatnonzero(spread > 0)
+            if candidates.size > limit:
+                candidates = candidates[np.argpartition(-spread[candidates], limit - 1)[:limit]]
+            rows = row_of_slot[candidates]
+            order = np.lexsort((self._vid[rows], -spread[candidates]))
+            return [(int(self._vid[rows[i]]), float(spread[candidates[i]])) for i in order]
+
+    def _keyword_part(self, keyword: dict[int, float], slots: int) -> np.ndarray:
+        part = np.zeros(slots)
+        for vid, score in keyword.items():
+            at = self._pos.get(vid)
+            if at is not None and score > 0:
+                slot = self._row_slot[at]
+                part[slot] = max(part[slot], score)
+        top = part.max(initial=0.0)
+        return part / top if top > 0 else part
+
+    def _vector_part(self, vector: np.ndarray, visible: np.ndarray, slots: int) -> np.ndarray:
+        """Cosine above the scope's median, scaled so the best is 1: what is merely typical of
+        the channel's chat scores nothing."""
+        part = np.zeros(slots)
+        held = visible[self._row[visible] >= 0]
+        if held.size == 0:
+            return part
+        cosines = self._cosines(vector, held)
+        top = float(cosines.max())
+        # The floor stays below the best, so even a channel of one message can be found by meaning.
+        floor = min(float(np.median(cosines)), top - MIN_SPAN)
+        part[self._row_slot[held]] = np.clip((cosines - floor) / (top - floor), 0.0, None)
+        return part
+
+    def _posted_in(self, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
+        inside = np.zeros(len(self._slot_ts), bool)
+        for start, end in periods:
+            inside |= (self._slot_ts >= start) & (self._slot_ts < end)
+        return inside
+
+    def _spread(self, blend: np.ndarray) -> np.ndarray:
+        links = self._neighbours()
+        spread = blend.copy()
+        for neighbour in links:
+            spread += SPREAD * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
+        return spread
+
+
+def _wordy(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def _steps(first: np.ndarray) -> list[np.ndarray]:
+    """[first, first of first, ...] up to WINDOW steps, -1 staying -1."""
+    steps = [first]
+    for _ in range(WINDOW - 1):
+        last = steps[-1]
+        steps.append(np.where(last >= 0, first[np.maximum(last, 0)], -1))
+    return steps
