@@ -42,13 +42,18 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def scope_time_sql(scope: Scope, view: ResolvedView, alias: str = "v") -> tuple[str, list[object]]:
-    """The WHERE clause every raw query carries: scope, transaction time, valid time."""
+def scope_time_sql(
+    scope: Scope, view: ResolvedView, alias: str = "v", by_id: bool = False
+) -> tuple[str, list[object]]:
+    """The WHERE clause every raw query carries: scope, transaction time, valid time. ``by_id``:
+    the query names its rows by id, so the scope columns must not steer the planner to the scope
+    index (a unary plus keeps them out of index choice; the filter is the same)."""
     channels = sorted(scope.channels)
     known = to_micros(view.known_at)
+    plus = "+" if by_id else ""
     sql = (
-        f"{alias}.workspace = ? AND {alias}.channel IN ({','.join('?' * len(channels))})"
-        f" AND {alias}.recorded_from <= ? AND ? < {alias}.recorded_to"
+        f"{plus}{alias}.workspace = ? AND {plus}{alias}.channel IN ({','.join('?' * len(channels))})"
+        f" AND {alias}.recorded_from <= ? AND ? < {plus}{alias}.recorded_to"
     )
     params: list[object] = [scope.workspace, *channels, known, known]
     if not view.include_history:
@@ -151,7 +156,7 @@ class EmbeddedFactBackend:
     def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]:
         if not fact_ids:
             return []
-        where, params = scope_time_sql(scope, view)
+        where, params = scope_time_sql(scope, view, by_id=True)
         marks = ",".join("?" * len(fact_ids))
         rows = self._query(
             f"SELECT {_V_COLUMNS} FROM fact_versions v WHERE v.fact_id IN ({marks}) AND {where}",
