@@ -10,6 +10,7 @@ from teamlore.capabilities.facts import FactReader, SearchMode
 from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.errors import BackendUnavailable, EmbedderUnavailable
 from teamlore.stores.embedded import facts as embedded_facts
+from teamlore.stores.embedded import message_index
 from teamlore.stores.embedded.vector_index import VectorIndex
 from teamlore.stores.weaviate import filters as weaviate_filters
 
@@ -47,7 +48,7 @@ def test_the_public_read_api_is_exactly_the_gated_methods():
 
 
 def _ids(result):
-    return {hit.fact.fact_id for hit in result.hits}
+    return {hit.key for hit in result.hits}
 
 
 @pytest.mark.parametrize("mode", list(SearchMode))
@@ -131,14 +132,13 @@ def test_keyword_failure_is_an_error_not_an_empty_result(lore, retired, monkeypa
 
 def _forget_scope_and_time_filters(monkeypatch, fact_store):
     """Simulate a backend bug: every raw query drops its scope and time predicates."""
-    if fact_store == "embedded":
-        monkeypatch.setattr(embedded_facts, "scope_time_sql", lambda scope, view, alias="v": ("1=1", []))
-        monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: self._row >= 0)
-        real_fts_query = embedded_facts.fts_query
-        monkeypatch.setattr(
-            embedded_facts, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"])
-        )
-    else:
+    # The message index lives in the SQLite file in every configuration: its raw queries forget too.
+    real_fts_query = embedded_facts.fts_query
+    for module in (embedded_facts, message_index) if fact_store == "embedded" else (message_index,):
+        monkeypatch.setattr(module, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", []))
+        monkeypatch.setattr(module, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"]))
+    monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: np.ones(len(self._vid), bool))
+    if fact_store != "embedded":
         match_all = Filter.by_property("version").greater_than(0)
         monkeypatch.setattr(weaviate_filters, "compile_filters", lambda scope, view: match_all)
 
