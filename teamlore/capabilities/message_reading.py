@@ -21,7 +21,7 @@ import numpy as np
 from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
 from teamlore.capabilities.hits import FactView, Hit, MessageView
 from teamlore.dates import periods_named
-from teamlore.domain import Fact, ResolvedView, Scope
+from teamlore.domain import MessageVersion, ResolvedView, Scope, Source
 from teamlore.stores.protocols import FactBackend, MessageIndex, MessageStore, RawMessageHit
 from teamlore.text import stems
 
@@ -152,7 +152,7 @@ class MessageSide:
             pending = following
         return found
 
-    def _sources(self, messages: Iterable) -> dict[tuple[str, str], dict]:
+    def _sources(self, messages: Iterable[MessageVersion]) -> dict[tuple[str, str], dict[str, Source]]:
         wanted: dict[tuple[str, str], set[str]] = {}
         for message in messages:
             wanted.setdefault((message.workspace, message.channel), set()).add(message.message_id)
@@ -220,8 +220,3 @@ def _scaled(score: float, top: float) -> float:
 
 def _cites(hit: Hit) -> bool:
     return not isinstance(hit, FactView) or bool(hit.fact.evidence)
-
-
-def refusals(facts: Iterable[Fact], reasons: dict[str, Withheld]) -> dict[str, Judged]:
-    """The ``Judged`` of each refused fact."""
-    return {f.fact_id: Judged(reasons[f.fact_id], f.superseded_by) for f in facts if f.fact_id in reasons}
