@@ -18,6 +18,10 @@ import numpy as np
 from teamlore.domain import ResolvedView, Scope
 from teamlore.timeutil import to_micros
 
+# Below 1/GATHER_SHARE of the vectors, a query copies the scope's rows out and multiplies those;
+# above it, multiplying every vector and picking the scope's scores is cheaper (no large copy).
+GATHER_SHARE = 8
+
 
 class _Codes:
     """Small integer codes for workspace and channel strings."""
@@ -151,8 +155,12 @@ class VectorIndex:
 
     def _cosines(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Cosine of each row at ``positions`` (all holding a vector) with ``vector``."""
-        # Gathering the rows first costs a copy but only multiplies what the scope can see.
-        return self._matrix[self._row[positions]] @ np.asarray(vector, np.float32)
+        rows = self._row[positions]
+        query = np.asarray(vector, np.float32)
+        if rows.size * GATHER_SHARE < self._matrix.shape[0]:
+            # A small scope: copying its rows out costs less than multiplying every vector.
+            return self._matrix[rows] @ query
+        return (self._matrix @ query)[rows]
 
     def _mask(self, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Rows inside the scope and visible on both time axes of the view."""
