@@ -18,7 +18,8 @@ from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
 from teamlore.domain import AttachmentKind, MediaReference, MessageEvent, ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
-from teamlore.extraction import Extractor, HeuristicExtractor
+from teamlore.extraction import Extractor, OfflineExtractor
+from teamlore.extraction.offline import TRAINED_WITH
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
@@ -179,18 +180,23 @@ class Teamlore:
 
     def _extractor(self) -> Extractor:
         if self.llm is None:
-            return HeuristicExtractor()
+            return self._offline_extractor()
         from teamlore.llm.extractor import ModelExtractor
 
         s = self.settings
         return ModelExtractor(
             self.llm,
             self.stores.model_cache,
-            HeuristicExtractor(),
+            self._offline_extractor(),
             s.llm_extract_batch_messages,
             s.llm_extract_window_s,
             s.llm_invalid_retries,
         )
+
+    def _offline_extractor(self) -> OfflineExtractor:
+        """Types statements with their vectors when the embedder is the one the head knows."""
+        same = self.embedder.name == TRAINED_WITH
+        return OfflineExtractor(self.embedder.vectors if same else None, self.stores.messages.author_names)
 
     def _judge_factory(self) -> Callable[[HeuristicResolver], Resolver] | None:
         if self.llm is None:

@@ -160,6 +160,12 @@ class CachedEmbedder:
             self._cache.put_vectors(self.name, {keys[t]: v for t, v in zip(missing, vectors, strict=True)})
         return keys
 
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """The passage vectors of ``texts`` in order (embedded once, then from the cache)."""
+        keys = self.ensure_passages(texts)
+        found = self._cache.get_vectors(list(dict.fromkeys(keys.values())))
+        return np.vstack([found[keys[t]] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from teamlore.extraction import classify, entities_of
+from teamlore.extraction import entities_of
+from teamlore.extraction.cues import fired
+from teamlore.extraction.head import TYPES
 from teamlore.llm.prompts import BEGIN, END
 
 
@@ -201,6 +203,12 @@ def _embeddings(body: dict) -> dict:
 # --- the faithful model: valid output from what the prompt gave --------------------------
 
 
+def _cue_type(text: str) -> str:
+    """The first fact type (in the guideline's order) whose cue words the text has."""
+    said = fired(text)
+    return next((t.value for t in TYPES if t.value in said), "statement")
+
+
 def faithful(request: Request) -> Reply:
     data = request.data
     role = request.role
@@ -209,7 +217,7 @@ def faithful(request: Request) -> Reply:
         facts = [
             {
                 "statement": m["text"][:300],
-                "type": (classify(m["text"]) or ["statement"])[0],
+                "type": _cue_type(m["text"]),
                 "message_ids": [m["id"]],
                 "entities": list(entities_of(m["text"])[:3]),
                 "topic": "",

@@ -207,4 +207,4 @@ def test_without_a_base_url_nothing_uses_a_model_or_imports_the_client(tmp_path)
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["None", "HeuristicExtractor", "TemplateWriter", "None", "None", "False"]
+    assert done.stdout.split() == ["None", "OfflineExtractor", "TemplateWriter", "None", "None", "False"]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from teamlore.domain import FactStatus, Scope
-from teamlore.extraction import HeuristicExtractor
+from teamlore.extraction import OfflineExtractor
 
 from .conftest import WS, event
 from .helpers import put
@@ -28,7 +28,7 @@ def judge_says(answer: dict | str):
 def judged(make_llm_lore, model):
     def make(answer, **settings):
         model.default = judge_says(answer)
-        return make_llm_lore(extractor=HeuristicExtractor(), **settings)
+        return make_llm_lore(extractor=OfflineExtractor(), **settings)
 
     return make
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from teamlore.domain import Scope
-from teamlore.extraction import HeuristicExtractor
+from teamlore.extraction import OfflineExtractor
 
 from .conftest import WS, event
 from .helpers import put
@@ -34,7 +34,7 @@ def writes_with(edit):
 @pytest.fixture
 def wiki(make_llm_lore, clock):
     def make(**settings):
-        lore = make_llm_lore(extractor=HeuristicExtractor(), **settings)
+        lore = make_llm_lore(extractor=OfflineExtractor(), **settings)
         put(lore, event(DECISION, ts="2026-01-05T10:00:00Z"), event(DATE, ts="2026-01-05T10:01:00Z"))
         return lore
 
@@ -175,7 +175,7 @@ def answers_with(content):
 def asked(make_llm_lore, model):
     def make(content):
         model.default = answers_with(content)
-        lore = make_llm_lore(extractor=HeuristicExtractor())
+        lore = make_llm_lore(extractor=OfflineExtractor())
         put(
             lore,
             event(DATE, ts="2026-01-05T10:00:00Z"),

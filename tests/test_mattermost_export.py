@@ -118,8 +118,8 @@ def test_teamlore_import_takes_the_export_zip_with_its_files(tmp_path):
         files = lore.search_media_references(Scope("acme", ["acme/eng"]), "schema", kind="image")
         assert [(f.name, f.size) for f in files] == [("billing-schema.png", 2048)]
         hits = lore.reader.search("Globex renewal price", Scope("acme", ["acme/deals"])).hits
-        assert hits and "40 dollars" in hits[0].fact.statement
+        assert hits and "40 dollars" in hits[0].text
         outside = lore.reader.search("Globex renewal price", Scope("acme", ["acme/eng"])).hits  # paired
-        assert not any("40 dollars" in h.fact.statement for h in outside)
+        assert not any("40 dollars" in h.text for h in outside)
     finally:
         lore.close()

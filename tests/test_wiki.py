@@ -72,9 +72,9 @@ def test_a_burst_of_200_events_over_5_pages_makes_exactly_5_rewrites(wiki_lore, 
     assert sorted(p.rsplit("/", 1)[1] for p in writer.calls) == [
         "decisions",
         "overview",
-        "topic-koala",
-        "topic-lemur",
-        "topic-zebra",
+        "topic-koala-rollout",  # a topic is the subject before the verb
+        "topic-lemur-rollout",
+        "topic-zebra-rollout",
     ]
     assert lore.wiki.flush().writer_calls == 0
     assert lore.stores.dirty.pending() == []
@@ -84,14 +84,14 @@ def test_a_rewrite_touches_only_the_affected_sections_byte_for_byte(wiki_lore, c
     lore = wiki_lore(window=0)
     put(
         lore,
-        event("We decided Redis is the queue for Atlas.", ts="2026-01-05T10:00:00Z"),
+        event("We decided to use Redis as the queue for Atlas.", ts="2026-01-05T10:00:00Z"),
         event("Atlas ships on March 3.", ts="2026-01-06T10:00:00Z"),
         event("The rate limit for Atlas is 100 requests per minute.", ts="2026-01-07T10:00:00Z"),
     )
     lore.wiki.flush()
     before = _page(lore, "entity-atlas")
     assert [s.key for s in before.sections] == ["decisions", "dates", "numbers"]
-    put(lore, event("We decided Postgres holds the Atlas audit log.", ts="2026-01-08T10:00:00Z"))
+    put(lore, event("We decided to keep the Atlas audit log in Postgres.", ts="2026-01-08T10:00:00Z"))
     lore.wiki.flush()
     after = _page(lore, "entity-atlas")
     assert after.version == before.version + 1
@@ -130,7 +130,7 @@ def test_every_statement_cites_its_source_message(wiki_lore):
     put(
         lore,
         event(
-            "We decided Redis is the queue for Atlas.",
+            "We decided to use Redis as the queue for Atlas.",
             message_id="9.1",
             permalink="https://x.slack.com/archives/C1/p91",
         ),
@@ -165,7 +165,7 @@ def test_a_private_channels_facts_never_reach_another_channels_pages(wiki_lore):
 
 def test_a_page_whose_facts_all_retired_keeps_its_history_and_says_so(wiki_lore):
     lore = wiki_lore(window=0)
-    first = event("We decided Redis is the queue.", ts="2026-01-05T10:00:00Z")
+    first = event("We decided to use Redis as the queue.", ts="2026-01-05T10:00:00Z")
     put(lore, first)
     lore.wiki.flush()
     put(lore, event(kind="message.deleted", message_id=first.message_id, ts="2026-01-06T10:00:00Z"))
@@ -209,7 +209,7 @@ def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embe
     lore = Teamlore(settings, embedder=embedder)
     put(
         lore,
-        event("We decided Redis is the queue.", ts="2026-01-05T10:00:00Z"),
+        event("We decided to use Redis as the queue.", ts="2026-01-05T10:00:00Z"),
         event("We decided Postgres is the main database.", ts="2026-01-06T10:00:00Z"),
     )
     pending = {page for page, _, _ in lore.wiki.dirty.pending()}

@@ -3,10 +3,10 @@
 A batch is at most ``batch_messages`` messages of one channel and one thread (its first message
 with its replies), or of the channel's top level within one fixed time bucket, so the same
 history batches the same way on a re-index and the cache answers. Each fact must cite messages
-of its batch; a fact citing any other id is rejected. A fact citing several messages is given to
-each of them: the pipeline's dedupe merges the copies into one fact with all of them as
-evidence. When the model fails (after the client's retries and ``invalid_retries`` re-asks), the
-heuristic extractor takes the batch and says so.
+of its batch and be supported by what they say (``grounding``); any other is rejected and
+counted. A fact citing several messages is given to each of them: the pipeline's dedupe merges
+the copies into one fact with all of them as evidence. When the model fails (after the client's
+retries and ``invalid_retries`` re-asks), the offline extractor takes the batch and says so.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ from teamlore.extraction import (
     ExtractionStatus,
     Extractor,
     clean,
+    extract_many,
     topic_of,
 )
 from teamlore.llm import prompts
 from teamlore.llm.client import ModelClient, Role
+from teamlore.llm.grounding import grounded
 from teamlore.llm.structured import ask
 from teamlore.stores.protocols import ModelCache
 from teamlore.timeutil import iso
@@ -102,13 +104,17 @@ class ModelExtractor:
             self.client.note(Role.EXTRACT, fallbacks=1)
             log.warning("extraction fell back to the heuristic for %d message(s): %s", len(messages), exc)
             return [
-                _with_fallback(self.fallback.extract(m, p), f"model extraction failed: {exc}")
-                for m, p in requests
+                _with_fallback(extraction, f"model extraction failed: {exc}")
+                for extraction in extract_many(self.fallback, requests)
             ]
-        return self._distribute(answer, messages)
+        return self._distribute(answer, requests)
 
-    def _distribute(self, answer: prompts.ExtractionAnswer, messages: Sequence[Message]) -> list[Extraction]:
+    def _distribute(
+        self, answer: prompts.ExtractionAnswer, requests: Sequence[ExtractionRequest]
+    ) -> list[Extraction]:
+        messages = [m for m, _ in requests]
         by_id = {m.message_id: m for m in messages}
+        parents = {m.message_id: p for m, p in requests if p is not None}
         facts: dict[str, dict[str, CandidateFact]] = {m.message_id: {} for m in messages}
         rejected = 0
         for fact in answer.facts:
@@ -117,6 +123,12 @@ class ModelExtractor:
                 rejected += 1
                 log.warning(
                     "extracted fact rejected: it cites %s, not in its batch", sorted(set(cited) - set(by_id))
+                )
+                continue
+            if not grounded(fact.statement, _support(cited, by_id, parents)):
+                rejected += 1
+                log.warning(
+                    "extracted fact rejected: what it cites does not say it (%d chars)", len(fact.statement)
                 )
                 continue
             candidate = _candidate(fact, max(by_id[i].ts for i in cited))
@@ -131,6 +143,12 @@ class ModelExtractor:
             )
             for m in messages
         ]
+
+
+def _support(cited: list[str], by_id: dict[str, Message], parents: dict[str, Message]) -> list[str]:
+    """What the cited messages say: their text, their authors, their thread's opening message."""
+    said = [by_id[i] for i in cited] + [parents[i] for i in cited if i in parents]
+    return [f"{m.author_name}: {clean(m.text)}" for m in said]
 
 
 def _as_data(message: Message) -> dict[str, str]:

@@ -22,8 +22,10 @@ from teamlore.wiki.routing import route
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 
 log = logging.getLogger(__name__)
-# Facts an entity or topic needs before it gets a page.
+# What an entity or topic needs before it gets a page: facts naming it, said in this many messages
+# (one long message naming a thing three times is not "mentioned often").
 MIN_PAGE_FACTS = 3
+MIN_PAGE_MESSAGES = 2
 
 
 @dataclass
@@ -109,7 +111,7 @@ class WikiMaintainer:
         if (
             current is None
             and page.kind in (PageKind.ENTITY, PageKind.TOPIC)
-            and len(routed_facts) < MIN_PAGE_FACTS
+            and not self._worth_a_page(page, routed_facts)
         ):
             return None
         if current is None or changed is None:
@@ -144,6 +146,17 @@ class WikiMaintainer:
         )
         self.pages.save(version)
         return version
+
+    def _worth_a_page(self, page: PageRef, fact_ids: set[str]) -> bool:
+        if len(fact_ids) < MIN_PAGE_FACTS:
+            return False
+        # Messages that mentioned it, a replaced value's included; a retracted one (its message
+        # deleted, or rejected) no longer counts.
+        known = self.reader.get_many(
+            sorted(fact_ids), Scope(page.workspace, [page.channel]), ReadView(include_history=True)
+        )
+        said = {m for v in known if v.fact.status is not FactStatus.RETRACTED for m in v.fact.evidence}
+        return len(said) >= MIN_PAGE_MESSAGES
 
     def render_as_of(self, page_id: str, valid_at: datetime) -> PageVersion | None:
         """The page as it reads for the facts true at ``valid_at`` (what we know now); not saved.
