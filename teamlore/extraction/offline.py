@@ -63,6 +63,7 @@ class OfflineExtractor:
         self._vectors = vectors
         self._people = people
         self._heads = heads or shipped()
+        self._known: dict[str, set[str]] = {}
 
     def extract(self, message: Message, thread_parent: Message | None) -> Extraction:
         return self.extract_batch([(message, thread_parent)])[0]
@@ -88,18 +89,17 @@ class OfflineExtractor:
         self, requests: Sequence[ExtractionRequest]
     ) -> list[tuple[Message, Message | None, frozenset[str]]]:
         """Each request with the people known when its message was said: the workspace's authors
-        stored before this batch and those of the batch up to it, so a message reads the same
-        however a history is cut into batches."""
-        known: dict[str, set[str]] = {}
+        stored before this extractor first saw it, and every author it has seen since up to this
+        message, so a history reads the same however it is cut into batches (and the store is
+        asked once per workspace, not once per batch)."""
         out = []
         for message, parent in requests:
-            people = known.get(message.workspace)
+            people = self._known.get(message.workspace)
             if people is None:
                 stored = self._people(message.workspace) if self._people else ()
-                people = known[message.workspace] = {p.casefold() for p in stored}
-            people.update(
-                a.casefold() for a in (message.author_name, parent.author_name if parent else "") if a
-            )
+                people = self._known[message.workspace] = {p.casefold() for p in stored}
+            authors = (message.author_name, parent.author_name if parent else "")
+            people.update(a.casefold() for a in authors if a)
             out.append((message, parent, frozenset(people)))
         return out
 
