@@ -121,6 +121,8 @@ def names_the_one_asked_for(answer: str, question: str, author: str, people: Col
 def thread_answer(answer: str, question: str, author: str, people: Collection[str] = ()) -> str:
     """The answer as a statement that names what it answers."""
     who = _WHO.match(question)
+    if who is not None and _content(who.group("rest")) <= _content(answer):
+        return first_person(answer, author)  # "Dana owns billing." already says it all
     if who is not None:
         person, rest = _answering_person(answer, author, people)
         if person:

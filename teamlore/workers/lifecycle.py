@@ -43,6 +43,7 @@ class Placement:
 @dataclasses.dataclass
 class _Verdicts:
     replaces: list[Fact] = dataclasses.field(default_factory=list)
+    corrects: list[Fact] = dataclasses.field(default_factory=list)  # were never true
     disputes: list[Fact] = dataclasses.field(default_factory=list)
     outranked_by: list[Fact] = dataclasses.field(default_factory=list)  # a reviewer's facts
     replaced_by: Fact | None = None
@@ -57,6 +58,7 @@ def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Me
         stored = Claim(related.statement, related.valid_from, related.fact_type)
         kind = (resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)).resolution
         if kind is Resolution.UNRELATED or (not older_first and kind is not Resolution.SUPERSEDES):
+            # (A statement older than one we hold is never a correction of it.)
             continue
         fact = facts.current_version(related.fact_id)
         if fact is None:
@@ -71,6 +73,8 @@ def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Me
             verdicts.outranked_by.append(fact)
         elif kind is Resolution.SUPERSEDES:
             verdicts.replaces.append(fact)
+        elif kind is Resolution.CORRECTION:
+            verdicts.corrects.append(fact)
         else:
             verdicts.disputes.append(fact)
     return verdicts
@@ -104,6 +108,8 @@ def place(
         status = FactStatus.CONTESTED
     else:
         status = FactStatus.ACTIVE
+    candidate = _from_the_start_of(verdicts.corrects, candidate, status)
+    retired = (*verdicts.replaces, *verdicts.corrects)
     new = mutations.create_or_revive(
         facts,
         candidate,
@@ -111,7 +117,7 @@ def place(
         now,
         embedding_key,
         status=status,
-        supersedes=() if status is FactStatus.PROVISIONAL else tuple(f.fact_id for f in verdicts.replaces),
+        supersedes=() if status is FactStatus.PROVISIONAL else tuple(f.fact_id for f in retired),
         actor=actor,
     )
     placement = Placement(created=new.fact_id)
@@ -144,6 +150,9 @@ def place(
     for older in verdicts.replaces:
         mutations.supersede(facts, older, new, now, "a newer statement replaces it", actor)
         placement.superseded.append(older.fact_id)
+    for older in verdicts.corrects:
+        mutations.correct(facts, older, new, now, actor)
+        placement.superseded.append(older.fact_id)
     for older in verdicts.disputes:
         mutations.contest(facts, older, new, now)
         placement.contested.append(older.fact_id)
@@ -161,6 +170,15 @@ def place(
     if verdicts.replaced_by is not None:
         mutations.supersede(facts, new, verdicts.replaced_by, now, "a later statement already replaced it")
     return placement
+
+
+def _from_the_start_of(corrected: list[Fact], candidate: CandidateFact, status: FactStatus) -> CandidateFact:
+    """A correction says what was true all along: the corrected value holds from the start of
+    what it corrects, so "as of" a time before the correction shows it."""
+    if not corrected or status is not FactStatus.ACTIVE:
+        return candidate
+    start = min(f.valid_from for f in corrected)
+    return dataclasses.replace(candidate, valid_from=min(start, candidate.valid_from))
 
 
 def reconsider_replaced(

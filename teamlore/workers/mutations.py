@@ -157,6 +157,21 @@ def supersede(
     )
 
 
+def correct(facts: FactBackend, older: Fact, newer: Fact, now: datetime, actor: str = SYSTEM) -> Fact:
+    """``older`` was never true ("scratch that, it's B"): retracted from its start in valid time,
+    pointing at the correction. What the store held before stays readable with ``known_at``."""
+    new = next_version(
+        older, now, status=FactStatus.RETRACTED, valid_to=older.valid_from, superseded_by=newer.fact_id
+    )
+    return facts.write_version(
+        new,
+        older,
+        audit_event(
+            "retracted", new, now, "a correction says it was never true", actor, successor=newer.fact_id
+        ),
+    )
+
+
 def contest(facts: FactBackend, older: Fact, newer: Fact, now: datetime) -> Fact:
     """Flag a possible contradiction: both stay readable, marked contested, for a reviewer."""
     new = next_version(older, now, status=FactStatus.CONTESTED)

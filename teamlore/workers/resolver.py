@@ -1,27 +1,29 @@
-"""Resolution: does a new statement repeat, replace, contradict or leave alone an older one?
+"""Resolution: does a new statement repeat, replace, correct, contradict or leave alone an older one?
 
-Every rule that can retire a fact lives here. The heuristic compares two statements as a
-*subject* (what the statement is about: content words, and the unit of any number) and *values*
-(what it says about it: dates, times, numbers, statuses, people, named systems). It supersedes
-only when the subjects match and a value of the same kind differs, and then only with a
-replacement cue or enough time between the two. Each guard below names the false positive it
-prevents. A model judge can replace ``HeuristicResolver`` behind the ``Resolver`` protocol.
+Every rule that can retire a fact lives here. The heuristic reads each statement as a *subject*
+(what it is about, values masked) and *values* by kind (``claim_parts``). A change needs the same
+subject and a value of the same kind that differs, or the older value named as the one replaced
+("not jira anymore"); without a cue it also needs time between the two (closer: contested). A
+correction ("scratch that", "actually it's") says the older one was never true. Hedges and
+hearsay contest; questions, hypotheticals and the past change nothing. Each guard names the false
+positive it prevents. A model judge can replace ``HeuristicResolver`` behind ``Resolver``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
-from teamlore.domain import normalize_statement
+from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
 
 
 class Resolution(StrEnum):
     SUPERSEDES = "supersedes"
+    CORRECTION = "correction"  # the older statement was never true: retracted from its start
     DUPLICATE = "duplicate"
     CONTESTED = "contested"
     UNRELATED = "unrelated"
@@ -50,10 +52,16 @@ class Resolver(Protocol):
 # Two different values for the same slot stated this close together, with no cue saying one
 # replaces the other, are two people disagreeing, not a change: a reviewer decides.
 CONTEST_WINDOW = timedelta(hours=1)
-# With a replacement cue, subjects may differ in wording ("Legal signed off, so the pricing page
-# launch is no longer blocked"); this share of the older subject must still be present.
-CUE_SUBJECT_OVERLAP = 0.75
+# How much of each statement's subject the other must name: without a cue (an implicit update),
+# with a change cue (the newer may leave words out: "launch pushed to the 24th"), to be a repeat,
+# with a correction (said right after, leaning on what it corrects).
+IMPLICIT_COVER = 0.6
+CUE_COVER = 0.25
+DUPLICATE_COVER = 0.75
+CORRECTION_COVER = 0.2
 PARSE_CACHE_SIZE = 50_000
+# A correction leans on what it corrects ("typo, it's v3.4.2") and comes soon after it.
+CORRECTION_WINDOW = timedelta(days=2)
 
 # "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
 # at least this share of the action's subject is named; a bare "done!" closes nothing.
@@ -63,269 +71,233 @@ _COMPLETED = re.compile(
     r"dropped|no longer needed)\b",
     re.I,
 )
-
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
-_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_DATE_WORDS = frozenset(_MONTHS + _WEEKDAYS + [d + "s" for d in _WEEKDAYS])
-_STATUS_WORDS = frozenset(
-    "blocked unblocked done finished complete completed shipped launched live degraded healthy "
-    "down up broken fixed resolved progress paused cancelled canceled open closed green red "
-    "stable failing".split()
-)
-# Words that carry neither subject nor value ("uses", "is", "now", articles...).
-_FILLER = frozenset(
-    "a an the is are was were be been being am to of on in at for by with from as and or but so "
-    "it its this that these those our we us you they all each every any some still again now "
-    "currently also just really very use uses used using run runs ran running go goes going "
-    "through happen happens happening set there here has have had do does did will shall "
-    "then than after before".split()
-)
-_CUE = re.compile(
-    r"\b(moved|moving|pushed|slipped|postponed|rescheduled|delayed|brought forward|switched|"
-    r"switching|migrated|replaced|replacing|no longer|instead|now|changed|raised|lowered|"
-    r"increased|reduced|bumped|took over|taking over|handed over|handed|from now on|"
-    r"effective|updated to|ownership moved)\b",
-    re.I,
-)
+# Words of the cue phrases: they say how the statement relates, not what it is about.
 _CUE_WORDS = frozenset(
-    "moved moving pushed slipped postponed rescheduled delayed switched switching migrated "
-    "replaced replacing longer instead changed raised lowered increased reduced bumped took "
-    "taking over handed effective updated back forward brought".split()
+    "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
+    "switches migrated migrating replaced replacing longer instead changed changes changing raised "
+    "lowered increased reduced decreased bumped took taking takes over handed hands effective updated "
+    "back forward brought starting renamed rebranded called anymore more new newly upgraded downgraded "
+    "expanded shrunk grew dropped went goes reassigned transferred since nowadays "
+    "correction correcting meant sorry mistake bad stand corrected typo wrong misread actually oops "
+    "think believe guess heard maybe might probably perhaps possibly iirc afaik apparently pretty "
+    "someone somebody said says told rumour rumor confirm confirms not no".split()
 )
-# "switched from X", "replaced X with", "X was replaced by", "no longer use X", "from X to",
-# "instead of X", "took over ... from X": X is the old value the newer statement retires.
-_OLD_VALUE = re.compile(
-    r"\b(?:from|instead of|no longer (?:use|uses|on|using|runs on)|replaced)\s+"
-    r"(\$?[\w.@-]+)|\b([\w.@-]+) (?:was|were|has been|is being) replaced\b",
-    re.I,
-)
-_HEDGE = re.compile(
-    r"\b(not sure(?: but)?|i think|i believe|i guess|maybe|might|may|probably|perhaps|possibly|"
-    r"could be|iirc|afaik|apparently)\b",
-    re.I,
-)
-_QUESTION = re.compile(
-    r"\?\s*$|^(are|is|do|does|did|who|what|when|where|which|how|should|can|could|will|has|have)\b",
-    re.I,
-)
-# A quoted old value describes the past, it does not change the present ("we used to use X").
-_PAST = re.compile(
-    r"\b(used to|back in|back when|originally|previously|formerly|in the past|once was|"
-    r"at first|initially)\b",
-    re.I,
-)
-_HYPOTHETICAL = re.compile(r"^\s*if\b|\bwhat if\b|\bwould\b|\bsuppose\b|\bimagine\b", re.I)
-_TOKEN = re.compile(r"\$?\d+(?:[.:]\d+)*(?:st|nd|rd|th)?%?|[A-Za-z@][\w'@-]*")
 
 
-@dataclass(frozen=True)
-class Parsed:
-    subject: frozenset[str]
-    values: dict[str, frozenset[str]] = field(default_factory=dict)
-    cue: bool = False
-    hedged: bool = False
-    not_a_claim: str | None = None  # why the statement asserts nothing about the present
-    old_values: frozenset[str] = frozenset()
-    normalized: str = ""
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    a: Parts
+    b: Parts
+    sa: Split
+    sb: Split
+    cover_a: float  # share of the older subject the newer names
+    cover_b: float  # share of the newer subject the older names
+    differing: tuple[str, ...]  # value kinds both state, with different values
+    old_named: bool  # the newer names the older's value as the one it replaces
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.differing) or self.old_named
+
+    @property
+    def kept_values(self) -> frozenset[str]:
+        """Values both state (what a negation in the newer one says has stopped)."""
+        return frozenset(
+            v for k, vs in self.sa.values.items() for v in vs & self.sb.values.get(k, frozenset())
+        )
+
+    @property
+    def substituted(self) -> bool:
+        """Each names something the other does not, of the same sort: two things, not one
+        ("Q3 budget" / "Q4 budget", "dock 4" / "dock 5", "Tilburg warehouse" / "Venlo warehouse")."""
+        qa, qb = self.sa.qualifiers, self.sb.qualifiers
+        if qa and qb and qa != qb:
+            return True
+        na, nb = self.sa.values.get("name", frozenset()), self.sb.values.get("name", frozenset())
+        other_kinds = [k for k in self.differing if k != "name"]
+        return bool(na and nb and na != nb and other_kinds and not self.b.change)
+
+    @property
+    def added(self) -> bool:
+        """The newer names something the older does not ("the *mobile* platform team")."""
+        a_words = frozenset(self.a.words)
+        return any(
+            w not in a_words and not any(_similar(w, t) for t in self.sa.subject) for w in self.sb.subject
+        )
+
+    @property
+    def swapped(self) -> bool:
+        """Without a cue, each side naming a thing the other does not is two things ("free
+        accounts" / "paid accounts", "nights" / "days", "the Atlas freeze" / "orion's freeze"),
+        and so are two numbers that both differ ("-80 freezer in room 214" / "-20 ... 118")."""
+        b_words = frozenset(self.b.words)
+        a_words = frozenset(self.a.words)
+        only_a = [w for w in self.sa.subject if not any(_similar(w, t) for t in self.sb.subject)]
+        only_a += [n for n in self.sa.values.get("name", ()) if n not in b_words]
+        only_b = [w for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject)]
+        only_b = [w for w in only_b if w not in a_words]
+        numbers_a = self.sa.values.get("number", frozenset())
+        numbers_b = self.sb.values.get("number", frozenset())
+        two_numbers = len(numbers_a) >= 2 and len(numbers_b) >= 2 and not numbers_a & numbers_b
+        return bool(only_a and only_b) or two_numbers
 
 
-_TIME = re.compile(r"\d{1,2}:\d{2}")
-_ORDINAL_OR_YEAR = re.compile(r"\d+(?:st|nd|rd|th)|(?:19|20)\d\d")
-_NUMBER = re.compile(r"\$?\d+(?:\.\d+)*%?")
-_THOUSANDS = re.compile(r"(\d),(\d{3})")
-_GLUED_UNIT = re.compile(r"(\d)(ms|s|k|gb|mb)\b", re.I)
-_NOT_BLOCKED = re.compile(r"\b(?:no longer|not) blocked\b", re.I)
+def _similar(x: str, y: str) -> bool:
+    """The same word, or one a short form of the other ("cert" / "certification")."""
+    if x == y:
+        return True
+    short, long_ = sorted((x, y), key=len)
+    return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 1)])
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ership", "ers", "er", "ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _kind(token: str, position: int, people: frozenset[str]) -> str | None:
-    """The value kind of a token, or None when it belongs to the subject."""
-    low = token.lower().strip("'")
-    if low[:1].isdigit() or low[:1] == "$":
-        if _TIME.fullmatch(low):
-            return "time"
-        if _ORDINAL_OR_YEAR.fullmatch(low):
-            return "date"
-        if _NUMBER.fullmatch(low):
-            return "number"
-    if low in _DATE_WORDS:
-        return "date"
-    if low in _STATUS_WORDS:
-        return "status"
-    if low.lstrip("@") in people:
-        return "person"
-    # A capitalised word inside the sentence names a system, product or person: a value. Short
-    # acronyms (CI, API, CDN) name the subject instead ("CI runs on Jenkins").
-    if token.isupper() and len(token) <= 5:
-        return None
-    if position > 0 and token[0].isupper() and low not in _FILLER:
-        return "entity"
-    return None
-
-
-def _names_an_item(previous: str) -> bool:
-    low = previous.lower()
-    return bool(previous) and previous[0].islower() and low not in _FILLER and low not in _CUE_WORDS
-
-
-def parse(text: str, people: Iterable[str] = ()) -> Parsed:
-    known = frozenset(p.lower() for p in people)
-    hedged = bool(_HEDGE.search(text))
-    not_a_claim = None
-    if _QUESTION.search(text.strip()):
-        not_a_claim = "a question asserts nothing"
-    elif _HYPOTHETICAL.search(text):
-        not_a_claim = "a hypothetical asserts nothing"
-    elif _PAST.search(text):
-        not_a_claim = "it quotes an old value"
-    old_values = frozenset((m.group(1) or m.group(2)).lower().strip(".,;") for m in _OLD_VALUE.finditer(text))
-    clean = _HEDGE.sub(" ", text)
-    clean = _THOUSANDS.sub(r"\1\2", clean)  # 40,000 -> 40000
-    clean = _GLUED_UNIT.sub(r"\1 \2", clean)  # 250ms -> 250 ms
-    clean = clean.replace("in progress", "progress").replace("on call", "oncall")
-    clean = _NOT_BLOCKED.sub("unblocked", clean)
-    subject: set[str] = set()
-    values: dict[str, set[str]] = {}
-    previous = ""
-    for position, token in enumerate(_TOKEN.findall(clean)):
-        kind = _kind(token, position, known)
-        low = token.lower()
-        if kind == "number" and _names_an_item(previous):
-            # "step 3", "batch 2", "host 4": the number says which thing, not how much; without
-            # this "step 1 is done" would retire "step 0 is done".
-            kind = None
-        previous = token
-        if kind is not None:
-            values.setdefault(kind, set()).add(low.rstrip("s") if kind == "date" else low)
-        elif low not in _FILLER and low not in _CUE_WORDS:
-            subject.add(_stem(low))
-    return Parsed(
-        normalized=normalize_statement(text),
-        subject=frozenset(subject),
-        values={k: frozenset(v) for k, v in values.items()},
-        cue=bool(_CUE.search(text)),
-        hedged=hedged,
-        not_a_claim=not_a_claim,
-        old_values=old_values,
-    )
-
-
-def _differing_kinds(a: Parsed, b: Parsed) -> list[str]:
-    return [k for k in a.values if k in b.values and a.values[k] != b.values[k]]
-
-
-def _another_named_thing(differing: list[str], newer: Parsed) -> bool:
-    """The named thing changed and so did its value, with no cue: two things, not one thing
-    changing ("the lease on the Tilburg warehouse ends on December 31" does not retire "the lease
-    on the Venlo warehouse ends on March 31")."""
-    return "entity" in differing and len(differing) > 1 and not newer.cue
+def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
+    if not mine:
+        return 0.0
+    return sum(1 for w in mine if any(_similar(w, t) for t in theirs)) / len(mine)
 
 
 class HeuristicResolver:
-    """Subject-and-slot matching plus explicit replacement cues; no model."""
+    """Subjects with values masked, values compared by kind, cue phrases for the form; no model."""
 
     def __init__(self, people: Iterable[str] = ()) -> None:
         self.people = frozenset(p.lower() for p in people)
-        self._parsed: dict[str, Parsed] = {}
+        self._read: dict[str, Parts] = {}
 
-    def _parse(self, text: str) -> Parsed:
-        # Each new statement is judged against up to CANDIDATES stored ones: parse each once.
-        found = self._parsed.get(text)
+    def _parts(self, text: str) -> Parts:
+        # Each new statement is judged against up to CANDIDATES stored ones: read each once.
+        found = self._read.get(text)
         if found is None:
-            if len(self._parsed) > PARSE_CACHE_SIZE:
-                self._parsed.clear()
-            found = self._parsed[text] = parse(text, self.people)
+            if len(self._read) > PARSE_CACHE_SIZE:
+                self._read.clear()
+            found = self._read[text] = read(text)
         return found
 
+    def _pair(self, older: str, newer: str) -> _Pair:
+        a, b = self._parts(older), self._parts(newer)
+        names = a.capitalised | b.capitalised
+        sa = split(a, names, self.people, _CUE_WORDS)
+        sb = split(b, names, self.people, _CUE_WORDS)
+        a_names = frozenset(v for vs in sa.values.values() for v in vs)
+        b_names = frozenset(v for vs in sb.values.values() for v in vs)
+        # Another value of a kind; a name added beside the same one is more detail, not a change.
+        differing = tuple(
+            k
+            for k in sa.values
+            if k in sb.values
+            and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
+        )
+        old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
+            b.old_values & b_names - a_names
+        )
+        return _Pair(
+            a,
+            b,
+            sa,
+            sb,
+            # A name both statements use is part of what they are about ("the ETL", "UTC").
+            cover_a=_cover(sa.subject | (a_names & b_names), sb.subject | b_names),
+            cover_b=_cover(sb.subject | (a_names & b_names), sa.subject | a_names),
+            differing=differing,
+            old_named=old_named,
+        )
+
     def judge(self, older: Claim, newer: Claim) -> Judgement:
-        a, b = self._parse(older.text), self._parse(newer.text)
-        if b.not_a_claim:
-            return Judgement(Resolution.UNRELATED, b.not_a_claim)
-        if a.normalized == b.normalized:
+        p = self._pair(older.text, newer.text)
+        return self._settled(p, older, newer) or self._changed(p, newer.valid_from - older.valid_from)
+
+    def _settled(self, p: _Pair, older: Claim, newer: Claim) -> Judgement | None:
+        """What is decided before asking whether a value changed: non-claims, repeats, done
+        action items, renames, two things of one sort, questions, negations."""
+        if p.b.not_a_claim:
+            return Judgement(Resolution.UNRELATED, p.b.not_a_claim)
+        if p.a.normalized == p.b.normalized:
             return Judgement(Resolution.DUPLICATE, "the same statement")
-        same_subject = a.subject == b.subject
-        if same_subject and a.values == b.values:
-            return Judgement(Resolution.DUPLICATE, "same subject, same values")
-        shared = a.subject & b.subject
         # A deadline passing never retires an action item; evidence that it was done does.
-        if (
-            older.fact_type == "action_item"
-            and _COMPLETED.search(newer.text)
-            and a.subject
-            and len(shared) / len(a.subject) >= ACTION_DONE_OVERLAP
-        ):
+        done = _COMPLETED.search(newer.text)
+        if older.fact_type == "action_item" and done and p.cover_a >= ACTION_DONE_OVERLAP:
             return Judgement(Resolution.SUPERSEDES, "the action item was done or called off")
-        differing = _differing_kinds(a, b)
-        # Explicit retirement of the older value ("switched from Jenkins", "no longer use X"),
-        # provided the older statement holds that value and shares something of its subject:
-        # prevents "moved from the old office" retiring an unrelated fact that names no office.
-        named = {v for vs in a.values.values() for v in vs} | a.subject
-        if b.old_values & named and (shared or not a.subject) and not b.hedged:
-            return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if not differing:
-            # Similar wording alone never retires a fact ("the launch checklist is in the wiki").
-            return Judgement(Resolution.UNRELATED, "no value of the same kind differs")
-        if not self._same_slot(a, b, shared) or _another_named_thing(differing, b):
-            # "office lease" vs "device lab lease"; "per minute" vs "per day": another slot.
+        renamed = self._renamed(p)
+        if renamed is not None:
+            return renamed
+        if p.substituted:
+            return Judgement(Resolution.UNRELATED, "two things of the same sort, not one changing")
+        if p.b.question:
+            if p.changed and p.cover_a >= CUE_COVER:
+                return Judgement(Resolution.CONTESTED, "a question that doubts the value", 0.5)
+            return Judgement(Resolution.UNRELATED, "a question asserts nothing")
+        if p.b.negated and p.kept_values and p.cover_a >= CORRECTION_COVER and not p.b.hedged:
+            return Judgement(Resolution.SUPERSEDES, "the newer statement says the older value stopped")
+        if not p.changed:
+            return self._repeated(p)
+        return None
+
+    @staticmethod
+    def _changed(p: _Pair, gap: timedelta) -> Judgement:
+        """A value of the same kind differs, or the older value is named as replaced: a
+        correction, a hedge, a change with a cue, an implicit update, or nothing."""
+        if p.b.correction and not p.b.hedged and (p.cover_a >= CORRECTION_COVER or gap < CORRECTION_WINDOW):
+            return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
+        if p.b.hedged:
+            if p.cover_a >= CORRECTION_COVER:
+                return Judgement(Resolution.CONTESTED, "the newer value is hedged", 0.5)
             return Judgement(Resolution.UNRELATED, "different subjects")
-        if b.hedged:
-            return Judgement(Resolution.CONTESTED, "the newer value is hedged", 0.5)
-        if b.cue:
-            return Judgement(Resolution.SUPERSEDES, f"{differing[0]} changed, with a cue")
-        # A status moves on by itself ("blocked on the vendor" -> "unblocked"): the newer may
-        # drop the older's reason clause. Any other partial match without a cue is not enough.
-        status_moved = differing == ["status"] and b.subject <= a.subject
-        if not same_subject and not status_moved:
-            return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
-        if newer.valid_from - older.valid_from < CONTEST_WINDOW:
-            return Judgement(Resolution.CONTESTED, "two values stated at about the same time", 0.5)
-        return Judgement(Resolution.SUPERSEDES, f"{differing[0]} changed later")
+        if p.old_named and p.cover_a >= CORRECTION_COVER:
+            return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
+        what = p.differing[0] if p.differing else "value"
+        if p.b.change and (p.cover_a >= CUE_COVER or (p.cover_b >= CUE_COVER and p.cover_a > 0)):
+            return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
+        if p.cover_a >= IMPLICIT_COVER and p.cover_b >= IMPLICIT_COVER:
+            if p.swapped or p.added:
+                return Judgement(Resolution.CONTESTED, "a value changed, but each names something else", 0.4)
+            if gap < CONTEST_WINDOW:
+                return Judgement(Resolution.CONTESTED, "two values stated at about the same time", 0.5)
+            return Judgement(Resolution.SUPERSEDES, f"{what} changed later")
+        return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
+
+    @staticmethod
+    def _repeated(p: _Pair) -> Judgement:
+        """The same value again, however worded; more detail or another slot is not a repeat."""
+        if p.cover_a >= IMPLICIT_COVER and p.cover_b >= DUPLICATE_COVER and not p.b.hedged:
+            shared_names = p.sa.values.get("name", frozenset()) & p.sb.values.get("name", frozenset())
+            said = {k for k, v in p.sa.values.items() if not (k == "name" and v <= shared_names)}
+            same = all(k in p.sb.values and p.sa.values[k] <= p.sb.values[k] for k in said)
+            if same and (said or p.cover_a == 1.0):
+                return Judgement(Resolution.DUPLICATE, "same subject, same values")
+        return Judgement(Resolution.UNRELATED, "no value of the same kind differs")
+
+    @staticmethod
+    def _renamed(p: _Pair) -> Judgement | None:
+        """ "Quill got rebranded Inkwell": the older statement's name is what changed."""
+        if not p.b.rename or p.b.hedged or p.b.question:
+            return None
+        old_names = p.sa.values.get("name", frozenset())
+        if (
+            old_names
+            and old_names <= frozenset(p.b.words)
+            and p.sb.values.get("name", frozenset()) - old_names
+        ):
+            return Judgement(Resolution.SUPERSEDES, "renamed: the old name is an alias now")
+        return None
 
     def guard(self, older: Claim, newer: Claim) -> Judgement | None:
         """The deterministic guard a model judge sits behind: a final verdict when the pair is
-        not about one thing (then no judge may retire anything), None when it may be: the same
-        subject and slot, a shared named entity, or a pair the rules themselves would act on."""
-        a, b = self._parse(older.text), self._parse(newer.text)
-        if b.not_a_claim:
-            return Judgement(Resolution.UNRELATED, b.not_a_claim)
-        if a.normalized == b.normalized:
-            return Judgement(Resolution.DUPLICATE, "the same statement")
+        not about one thing (then no judge may retire anything), None when it may be."""
         verdict = self.judge(older, newer)
         if verdict.resolution is not Resolution.UNRELATED:
             return None
-        shared = a.subject & b.subject
-        entities = a.values.get("entity", frozenset()) & b.values.get("entity", frozenset())
-        if a.subject == b.subject or entities or self._same_slot(a, b, shared):
+        p = self._pair(older.text, newer.text)
+        if p.b.not_a_claim or p.substituted or (p.swapped and not (p.b.change or p.b.correction)):
+            return verdict  # "the office lease" / "the device lab lease": two things
+        if p.cover_a >= CORRECTION_COVER or p.cover_b >= IMPLICIT_COVER:
             return None
         return verdict
 
     def hedged(self, text: str) -> bool:
-        return self._parse(text).hedged
-
-    @staticmethod
-    def _same_slot(a: Parsed, b: Parsed, shared: frozenset[str]) -> bool:
-        if not shared:
-            return False
-        if a.subject == b.subject or (b.subject <= a.subject and set(a.values) == {"status"}):
-            return True
-        if not b.cue:
-            return False
-        # With a cue the newer may leave words out ("The launch moved to March 24") or add a
-        # clause, but may not name another thing: most of the older subject must be there.
-        return b.subject <= a.subject or len(shared) / len(a.subject) >= CUE_SUBJECT_OVERLAP
+        return self._parts(text).hedged
 
 
 def candidate_terms(text: str) -> str:
-    """The words worth looking up related facts by: no numbers, dates or filler. A fact can only
-    be retired by one that shares its subject, and values ("10", "march") match half the store."""
-    words = [w for w in _TOKEN.findall(text) if not w[:1].isdigit() and not w.startswith("$")]
-    return " ".join(w for w in words if w.lower() not in _FILLER and w.lower() not in _DATE_WORDS)
+    """The words worth looking up related facts by: no values, no filler. A fact can only be
+    retired by one that shares its subject, and values ("10", "march") match half the store."""
+    words = [w for w in tokens(text) if w[:1].isalpha() and value_kind(w, frozenset()) is None]
+    return " ".join(w for w in words if w.lower() not in FILLER and w.lower() not in _CUE_WORDS)

@@ -1,0 +1,377 @@
+"""A statement read for resolution: what it is about (subject) and what it says (values by kind).
+
+The resolver compares two statements by their subjects with the values masked, and by the values
+of each kind. Values: dates (months, weekdays, days, years), times, money, numbers, identifiers
+(hostnames, codes, versions), statuses, people and named things. Everything else that carries
+content is the subject. Cue phrases say how the statement relates to what was said before: a
+change ("pushed to", "from now on", "not ... anymore", "renamed to"), a correction ("scratch
+that", "actually it's"), a hedge or hearsay ("I think", "someone said"). Chat is lowercase and
+terse, so a word capitalised in either statement of a pair names a thing in both (see
+``resolver``), and a few chat abbreviations are read as the words they stand for.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from teamlore.domain import normalize_statement
+
+_MONTHS = {
+    **{m: m[:3] for m in "january february march april may june july august".split()},
+    **{m: m[:3] for m in "september october november december".split()},
+    **{m: m for m in "jan feb mar apr jun jul aug sep oct nov dec".split()},
+    "sept": "sep",
+    # German, French, Spanish, Portuguese month names that differ from the English.
+    **{m: "jan" for m in "januar janvier enero janeiro".split()},
+    **{m: "feb" for m in "februar février fevrier febrero fevereiro".split()},
+    **{m: "mar" for m in "märz maerz mars marzo março marco".split()},
+    **{m: "apr" for m in "avril abril".split()},
+    **{m: "may" for m in "mai mayo maio".split()},
+    **{m: "jun" for m in "juni juin junio junho".split()},
+    **{m: "jul" for m in "juli juillet julio julho".split()},
+    **{m: "aug" for m in "august août aout agosto".split()},
+    **{m: "sep" for m in "septembre septiembre setembro".split()},
+    **{m: "oct" for m in "oktober octobre octubre outubro".split()},
+    **{m: "nov" for m in "novembre noviembre novembro".split()},
+    **{m: "dec" for m in "dezember décembre decembre diciembre dezembro".split()},
+}
+_WEEKDAYS = {
+    **{d: d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()},
+    **{d: d[:3] for d in "mon tue wed thu fri sat sun".split()},
+    "tues": "tue",
+    "thur": "thu",
+    "thurs": "thu",
+    "weds": "wed",
+    **{d: "mon" for d in "montag lundi lunes segunda".split()},
+    **{d: "tue" for d in "dienstag mardi martes terça terca".split()},
+    **{d: "wed" for d in "mittwoch mercredi miércoles miercoles quarta".split()},
+    **{d: "thu" for d in "donnerstag jeudi jueves quinta".split()},
+    **{d: "fri" for d in "freitag vendredi viernes sexta".split()},
+    **{d: "sat" for d in "samstag samedi sábado sabado".split()},
+    **{d: "sun" for d in "sonntag dimanche domingo".split()},
+}
+STATUS_WORDS = frozenset(
+    "blocked unblocked done finished complete completed shipped launched live degraded healthy "
+    "down up broken fixed resolved progress paused cancelled canceled open closed green red amber "
+    "yellow stable failing hold pending approved rejected delayed active inactive deprecated "
+    "frozen".split()
+)
+# Words that carry neither subject nor value.
+FILLER = frozenset(
+    "a an the is are was were be been being am to of on in at for by with from as and or but so "
+    "it its it's this that these those our we us you they all each every any some still again now "
+    "currently also just really very use uses used using run runs ran running go goes going "
+    "through happen happens happening set there here has have had do does did will shall "
+    "then than after before get gets got per pls please ok okay fyi heads up btw same as always "
+    "ask ping contact see check "
+    "ugh hmm wait oh lol haha c'est je me suis tu il elle ils es sí si ja oui sim "
+    "usual confirmed official yes yeah yep sure thanks thx team's "
+    "i me my he she him her his their them what which who when where how why "
+    "le la les l un une des de du d et est sont à au aux en dans pour par sur avec ce cette on nous "
+    "der die das den dem des ein eine ist sind und mit für fur im am zum zur von wir "
+    "el los las una uno es son y con para por del al en nos lo "
+    "o os as um uma é são e com para pelo pela do da dos das no na nos nas em".split()
+)
+# Chat shorthand read as the word it stands for (so subjects compare).
+ABBREVIATIONS = {
+    "mo": "month",
+    "mon": "monday",
+    "yr": "year",
+    "wk": "week",
+    "req": "requests",
+    "reqs": "requests",
+    "min": "minute",
+    "mins": "minutes",
+    "hr": "hour",
+    "hrs": "hours",
+    "mgr": "manager",
+    "mktg": "marketing",
+    "eng": "engineering",
+    "ops": "operations",
+    "hm": "manager",
+    "poc": "contact",
+    "prod": "production",
+    "env": "environment",
+    "db": "database",
+    "k8s": "kubernetes",
+    "pw": "password",
+    "dept": "department",
+    "docs": "documentation",
+    "doc": "documentation",
+    "repo": "repository",
+    "whs": "warehouse",
+    "wh": "warehouse",
+    "fri": "friday",
+    "info": "information",
+    "msg": "message",
+    "approx": "about",
+    "qty": "quantity",
+    "avg": "average",
+    "cfg": "config",
+    "config": "configuration",
+}
+
+CHANGE_CUE = re.compile(
+    r"\b(moved|moving|move[sd]? to|pushed|slipped|slips|postponed|rescheduled|delayed|brought forward|"
+    r"switched|switching|switch(?:es)? to|migrated|migrating|replaced|replacing|no longer|instead|now|"
+    r"changed|changes|changing|raised|lowered|increased|reduced|decreased|bumped|took over|taking over|"
+    r"takes over|handed over|handed|hands over|from now on|going forward|effective|updated|starting|"
+    r"as of|renamed|rebranded|now called|is called|anymore|any more|new|newly|upgraded|downgraded|"
+    r"expanded|shrunk|grew|dropped to|went (?:up|down)|goes (?:up|down)|ownership|reassigned|"
+    r"transferred|these days|nowadays|this year|moved over|no more|"
+    r"ab sofort|jetzt|nicht mehr|neu|verschoben|stattdessen|umbenannt|"
+    r"maintenant|désormais|desormais|plus|déplacé|deplace|reporté|reporte|remplacé|renommé|"
+    r"ahora|ya no|cambió|cambio|movido|pasó|paso|en vez de|"
+    r"agora|não .{0,30} mais|nao .{0,30} mais|mudou|mudamos|passou|em vez de)\b",
+    re.I,
+)
+CORRECTION_CUE = re.compile(
+    r"\b(scratch that|correction|correcting|i meant|meant to say|sorry|my mistake|my bad|i stand corrected|"
+    r"typo|wrong|misread|mis-?typed|misspoke|fat-?fingered|not right|that was wrong|actually|oops|erratum|"
+    r"wait no|ignore that|correção|corrección|quise decir|me suis trompé|trompé|"
+    r"ignore (?:that|my last)|i was wrong|mea culpa|"
+    r"korrektur|falsch|tippfehler|eigentlich|"
+    r"pardon|erreur|je voulais dire|en fait|"
+    r"perdón|perdon|me equivoqué|corrijo|en realidad|"
+    r"desculpa|errei|na verdade|corrigindo)\b",
+    re.I,
+)
+HEDGE = re.compile(
+    r"\b(not sure(?: but)?|i think|i believe|i guess|i'd heard|i heard|heard|maybe|might|may be|"
+    r"probably|perhaps|possibly|could be|iirc|afaik|apparently|pretty sure|someone said|"
+    r"somebody said|rumou?r|told me|says|said|not (?:yet )?(?:official|confirmed)|unconfirmed|"
+    r"no eta confirmed|tbc|tbd|to be confirmed|can someone confirm|anyone confirm|"
+    r"ich glaube|vielleicht|wohl|angeblich|je crois|peut-être|peut-etre|quelqu'un m'a dit|"
+    r"serait|creo|quizás|quizas|tal vez|acho|alguém confirma|alguem confirma|talvez)\b",
+    re.I,
+)
+QUESTION = re.compile(
+    r"[?？¿]|^(are|is|do|does|did|who|what|when|where|which|how|should|can|could|will|has|have|"
+    r"wasn't|isn't|aren't|weren't|didn't|doesn't)\b",
+    re.I,
+)
+# A statement about the past leaves the present as it was ("we used to use X").
+PAST = re.compile(
+    r"\b(used to|back in|back when|originally|previously|formerly|in the past|once was|"
+    r"at first|initially|last year'?s?|years ago)\b",
+    re.I,
+)
+# The older value stops: "no longer open on saturdays", "not jira anymore", "on n'utilise plus".
+NEGATION = re.compile(
+    r"\b(no longer|not .{0,40}(?:anymore|any more)|no more|nicht mehr|n'\w+ plus|ne \w+ plus|ya no|"
+    r"não .{0,30}mais|nao .{0,30}mais|isn't .{0,30}anymore)\b",
+    re.I,
+)
+RENAME = re.compile(
+    r"\b(renamed|rebranded|now called|is called|now named|umbenannt|renommé|renombrado|renomeado)\b", re.I
+)
+# What a thread answer carries after its statement: "(re: who owns billing?)" is context, not a question.
+_CONTEXT = re.compile(r"\s*\(re: [^)]*\)\s*$")
+HYPOTHETICAL = re.compile(r"^\s*if\b|\bwhat if\b|\bwould\b|\bsuppose\b|\bimagine\b", re.I)
+# "switched from X", "instead of X", "no longer use X", "X was replaced", "not X anymore",
+# "renamed from X", "X got renamed", "X is now called": X is the value the newer statement retires.
+OLD_VALUE = re.compile(
+    r"\b(?:from|instead of|in place of|rather than|no longer (?:use|uses|on|using|runs on|in|at)|"
+    r"replaced|not|não|nao|pas|nicht|no es)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
+    r"|\b([\w.@'-]+)\s+(?:was|were|has been|is being|got|is)\s+"
+    r"(?:replaced|renamed|rebranded|retired|dropped)\b"
+    r"|\b([\w.@'-]+)\s+(?:is no longer|isn't|não é mais|nao e mais|ist nicht mehr|n'est plus|ya no es)\b"
+    r"|\b([\w.@'-]+)\s+(?:is now called|is now|now called)\b"
+    r"|\bplus\s+([\w.@'-]+)|\bnicht mehr\s+([\w.@'-]+)|\bya no\s+\w+\s+([\w.@'-]+)",
+    re.I,
+)
+
+_TOKEN = re.compile(
+    r"[$€£]\s?\d[\d.,]*\s?[kmb]?\b"  # money
+    r"|\d[\d.,]*\s?(?:k|m|bn|€|eur|usd|gbp)\b"  # 80k, 6M
+    r"|\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\d{1,2}:\d{2}|\d{1,2}h\d{0,2}\b"  # times
+    r"|\d{4}-\d{2}-\d{2}"  # ISO dates
+    r"|-?\d+(?:[.,]\d+)*(?:st|nd|rd|th|%|x)?"  # numbers
+    r"|[^\W\d_][\w@'.-]*[\w@]|[^\W\d_]",  # words and identifiers
+    re.UNICODE,
+)
+_TIME = re.compile(r"\d{1,2}(?::\d{2})?\s?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}h\d{0,2}")
+_MONEY = re.compile(r"[$€£]\s?\d[\d.,]*\s?[kmb]?|\d[\d.,]*\s?(?:k|m|bn|€|eur|usd|gbp)")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_IDENTIFIER = re.compile(r".*(?:\d.*[a-z]|[a-z].*\d|[a-z]\.[a-z]|@).*")
+
+
+@dataclass(frozen=True)
+class Parts:
+    text: str
+    normalized: str
+    words: tuple[str, ...]  # content words in order, casefolded, abbreviations expanded
+    capitalised: frozenset[str]  # words written with a capital inside the sentence
+    values: dict[str, frozenset[str]] = field(default_factory=dict)
+    change: bool = False
+    negated: bool = False
+    rename: bool = False
+    correction: bool = False
+    hedged: bool = False
+    question: bool = False
+    not_a_claim: str | None = None
+    old_values: frozenset[str] = frozenset()
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")
+
+
+def _money(token: str) -> str:
+    digits = re.sub(r"[^\d.kmb]", "", token.lower().replace(",", ""))
+    if digits.endswith("k"):
+        return (
+            str(round(float(digits[:-1] or 0) * 1000)) if digits[:-1].replace(".", "").isdigit() else digits
+        )
+    if digits.endswith("m") and digits[:-1].replace(".", "").isdigit():
+        return str(round(float(digits[:-1]) * 1_000_000))
+    return digits
+
+
+def _time(token: str) -> str:
+    low = token.lower().replace(" ", "")
+    match = re.fullmatch(r"(\d{1,2})(?::|h)?(\d{2})?(am|pm)?", low)
+    if match is None:
+        return low
+    hour, minute, half = int(match.group(1)), int(match.group(2) or 0), match.group(3)
+    if half == "pm" and hour < 12:
+        hour += 12
+    if half == "am" and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{minute:02d}"
+
+
+def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
+    """(kind, canonical value) of a token, or None when it is a subject word."""
+    low = token.lower()
+    if _MONEY.fullmatch(low):
+        return "money", _money(low)
+    if _TIME.fullmatch(low):
+        return "time", _time(low)
+    if low[:1].isdigit() or (low[:1] == "-" and low[1:2].isdigit()):
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", low) or _ORDINAL.fullmatch(low) or _YEAR.fullmatch(low):
+            return "date", re.sub(r"(?<=\d)(st|nd|rd|th)$", "", low)
+        if _IDENTIFIER.fullmatch(low):
+            return "identifier", low
+        return "number", low.rstrip("%x").replace(",", "")
+    if low in _MONTHS:
+        return "date", _MONTHS[low]
+    if low.rstrip("s") in _WEEKDAYS or low in _WEEKDAYS:
+        return "date", _WEEKDAYS.get(low, _WEEKDAYS.get(low.rstrip("s"), low))
+    if low in STATUS_WORDS:
+        return "status", low
+    if low.lstrip("@") in people:
+        return "person", low.lstrip("@")
+    if _IDENTIFIER.fullmatch(low) and len(low) > 2:
+        return "identifier", low.rstrip(".")
+    return None
+
+
+def tokens(text: str) -> list[str]:
+    clean = re.sub(r"(\d),(\d{3})\b", r"\1\2", _fold(text))
+    clean = re.sub(r"(\d)(ms|gb|mb|tb)\b", r"\1 \2", clean, flags=re.I)
+    return [t.strip(".'") or t for t in _TOKEN.findall(clean)]
+
+
+def read(text: str) -> Parts:
+    """The parts of one statement that do not depend on the other one."""
+    folded = _fold(text)
+    question = bool(QUESTION.search(_CONTEXT.sub("", folded).strip()))
+    not_a_claim = None
+    if HYPOTHETICAL.search(folded):
+        not_a_claim = "a hypothetical asserts nothing"
+    elif PAST.search(folded):
+        not_a_claim = "it speaks of the past"
+    found = tokens(folded)
+    capitalised = frozenset(
+        t.lower() for i, t in enumerate(found) if i > 0 and t[:1].isupper() and t.lower() not in FILLER
+    ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
+    old = frozenset(
+        next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
+    )
+    return Parts(
+        text=folded,
+        normalized=normalize_statement(text),
+        words=tuple(ABBREVIATIONS.get(t.lower(), t.lower()) for t in found),
+        capitalised=capitalised,
+        change=bool(CHANGE_CUE.search(folded)),
+        negated=bool(NEGATION.search(folded)),
+        rename=bool(RENAME.search(folded)),
+        correction=bool(CORRECTION_CUE.search(folded)),
+        hedged=bool(HEDGE.search(folded)),
+        question=question,
+        not_a_claim=not_a_claim,
+        old_values=old - FILLER,
+    )
+
+
+def stem(word: str) -> str:
+    for suffix in ("ership", "ation", "ers", "ies", "er", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+# "Quiz 3 covers ...", "the dock 4 door ...": a number right after a noun near the start of the
+# statement says which thing; later ("goes in bay 7") it is the value.
+QUALIFIER_POSITION = 2
+# ... or right before the verb ("Kafka migration step 1 is done").
+_VERBS = frozenset("is are was were has have will covers starts ends opens closes goes runs".split())
+
+
+@dataclass(frozen=True)
+class Split:
+    """A statement's words split, in the light of the pair, into subject and values."""
+
+    subject: frozenset[str]
+    values: dict[str, frozenset[str]]
+    qualifiers: frozenset[str]  # numbers and names that say *which* thing ("dock 4", "Q3")
+
+
+def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words: Iterable[str]) -> Split:
+    subject: set[str] = set()
+    qualifiers: set[str] = set()
+    values: dict[str, set[str]] = {}
+    skip = frozenset(cue_words)
+    previous = ""
+    for position, word in enumerate(parts.words):
+        kind = value_kind(word, people)
+        if kind is None and word in names and word not in FILLER:
+            kind = ("name", word)
+        following = parts.words[position + 1] if position + 1 < len(parts.words) else ""
+        head = (position <= QUALIFIER_POSITION or following in _VERBS) and not previous.endswith("ed")
+        if kind is not None and kind[0] in ("number", "identifier") and head and _names_an_item(previous):
+            qualifiers.add(kind[1])  # "step 3", "dock 4": which thing, not how much
+            subject.add(kind[1])
+        elif kind is not None and re.fullmatch(r"q[1-4]|h[12]|fy\d+", word):
+            qualifiers.add(word)
+            subject.add(word)
+        elif kind is not None and kind[0] == "number" and _day_of_month(word, position, parts.words):
+            values.setdefault("date", set()).add(word)  # "March 17", "the 17th of march"
+        elif kind is not None:
+            values.setdefault(kind[0], set()).add(kind[1])
+        elif word not in FILLER and word not in skip and len(word) > 1:
+            subject.add(stem(word))
+        previous = word
+    return Split(frozenset(subject), {k: frozenset(v) for k, v in values.items()}, frozenset(qualifiers))
+
+
+def _day_of_month(word: str, position: int, words: tuple[str, ...]) -> bool:
+    if not word.isdigit() or not 1 <= int(word) <= 31:
+        return False
+    near = words[max(0, position - 2) : position + 3]
+    return any(w in _MONTHS for w in near)
+
+
+def _names_an_item(previous: str) -> bool:
+    return (
+        bool(previous)
+        and previous.isalpha()
+        and previous not in FILLER
+        and previous not in _MONTHS
+        and previous not in STATUS_WORDS
+    )

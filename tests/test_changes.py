@@ -1,0 +1,213 @@
+"""Changes recognised however they are phrased, through the CLI: each form with a paired control.
+
+Each case is its own channel (resolution never crosses channels), imported as an events file
+with ``teamlore import`` and read back with ``teamlore search --json``: the newer statement
+retires the older one in the form's case, and nothing is retired in its control, which differs
+only on the other side of the rule's boundary.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from teamlore.cli import app as cli_app
+
+WS = "T1"
+
+
+def _line(
+    channel: str, message_id: str, ts: str, text: str, thread: str | None = None, author: str = "alice"
+) -> str:
+    return json.dumps(
+        {
+            "kind": "message.created",
+            "platform": "slack",
+            "workspace": WS,
+            "channel": channel,
+            "channel_name": channel.lower(),
+            "channel_visibility": "public",
+            "message_id": message_id,
+            "thread_id": thread,
+            "author_id": f"U_{author}",
+            "author_name": author,
+            "ts": ts,
+            "text": text,
+            "permalink": f"https://x.example/{channel}/{message_id}",
+        }
+    )
+
+
+def _cli(*args: str) -> str:
+    done = CliRunner().invoke(cli_app, list(args))
+    assert done.exit_code == 0, done.output
+    return done.stdout
+
+
+def _import(data: Path, *lines: str) -> None:
+    path = data.parent / f"events-{len(list(data.parent.glob('events-*')))}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _cli("import", str(path), "--data-dir", str(data))
+
+
+def _search(data: Path, channel: str, query: str, *extra: str) -> list[dict]:
+    found = _cli("search", query, "-w", WS, "-c", channel, "--data-dir", str(data), "--json", *extra)
+    return json.loads(found)["results"]
+
+
+def _current(data: Path, channel: str, query: str, *extra: str) -> list[str]:
+    return [r["text"] for r in _search(data, channel, query, *extra) if r["kind"] == "fact"]
+
+
+# (form, older, newer, query, the value that must be current, the one that must not) and the
+# control: the same older statement, a newer one just across the rule's boundary.
+FORMS = [
+    (
+        "cue, reworded subject",
+        "The release date is May 5.",
+        "Heads up: release moved to May 12, the vendor is late.",
+        "release date",
+        "May 12",
+        "May 5",
+        "Heads up: the vendor demo moved to May 12.",
+    ),
+    (
+        "negation",
+        "We track bugs in Jira.",
+        "not jira anymore, we moved bugs to linear last sprint",
+        "where do we track bugs",
+        "linear",
+        "in Jira",
+        "Jira has a new dark mode.",
+    ),
+    (
+        "rename",
+        "The leave module in our HR system is called TimeAway.",
+        "TimeAway got renamed to Absence in the latest Workday update.",
+        "leave module TimeAway",
+        "Absence",
+        "called TimeAway",
+        "TimeAway got a new logo in the latest Workday update.",
+    ),
+    (
+        "count",
+        "The platform team is 7 people.",
+        "The platform team is 9 people now.",
+        "platform team size",
+        "9 people",
+        "7 people",
+        "The mobile platform team is 9 people.",
+    ),
+    (
+        "implicit, days later",
+        "The office lease ends in December.",
+        "The office lease ends in March.",
+        "office lease",
+        "March",
+        "December",
+        "The device lab lease ends in March.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("changes") / "store"
+    lines = []
+    for i, (_, older, newer, _q, _new, _old, control) in enumerate(FORMS):
+        for channel, text in ((f"C{i}", newer), (f"C{i}X", control)):
+            lines.append(_line(channel, f"{i}.1", "2026-01-10T10:00:00Z", older))
+            lines.append(_line(channel, f"{i}.2", "2026-02-10T10:00:00Z", text))
+    _import(data, *lines)
+    return data
+
+
+@pytest.mark.parametrize("case", range(len(FORMS)), ids=[f[0] for f in FORMS])
+def test_each_form_of_change_retires_the_older_value_and_its_control_retires_nothing(store, case):
+    _, older, newer, query, new_value, old_value, control = FORMS[case]
+    current = _current(store, f"C{case}", query)
+    assert any(new_value in text for text in current), current
+    assert not any(old_value in text for text in current), current
+    history = _search(store, f"C{case}", query, "--history")
+    assert any(r["kind"] == "retired_fact" and r["text"] == older for r in history), history
+    # Control: the older statement stays current beside the newer one.
+    assert older in _current(store, f"C{case}X", query), _current(store, f"C{case}X", query)
+
+
+def test_a_chain_of_changes_leaves_only_the_latest_value_current(tmp_path):
+    data = tmp_path / "store"
+    _import(
+        data,
+        _line("C1", "1.1", "2026-01-05T10:00:00Z", "The Atlas 2.0 launch date is March 3."),
+        _line(
+            "C1", "1.2", "2026-02-05T10:00:00Z", "The Atlas 2.0 launch has slipped from March 3 to March 17."
+        ),
+        _line("C1", "1.3", "2026-03-05T10:00:00Z", "The Atlas 2.0 launch is pushed to March 24."),
+    )
+    current = _current(data, "C1", "when is the Atlas 2.0 launch")
+    assert current == ["The Atlas 2.0 launch is pushed to March 24."]
+    # As of mid-February the middle value was the true one.
+    assert _current(data, "C1", "when is the Atlas 2.0 launch", "--as-of", "2026-02-20") == [
+        "The Atlas 2.0 launch has slipped from March 3 to March 17."
+    ]
+
+
+def test_a_correction_says_the_older_value_was_never_true_and_a_change_does_not(tmp_path):
+    data = tmp_path / "store"
+    _import(data, _line("C1", "1.1", "2026-01-10T10:00:00Z", "The offsite is in Lisbon."))
+    _import(data, _line("C2", "1.1", "2026-01-10T10:00:00Z", "The offsite is in Lisbon."))
+    believed = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    _import(
+        data,
+        _line("C1", "1.2", "2026-01-10T10:10:00Z", "Correction: the offsite is in Porto, not Lisbon."),
+        # Control: the same new value as a change, a month later: Lisbon was true until then.
+        _line("C2", "1.2", "2026-02-10T10:00:00Z", "The offsite moved to Porto."),
+    )
+    query = "where is the offsite"
+    assert _current(data, "C1", query) == ["Correction: the offsite is in Porto, not Lisbon."]
+    # As of a moment before the correction was said, the corrected value holds: Lisbon never did.
+    assert _current(data, "C1", query, "--as-of", "2026-01-10T10:05:00Z") == [
+        "Correction: the offsite is in Porto, not Lisbon."
+    ]
+    # What the store believed before it learned of the correction is still readable.
+    assert _current(data, "C1", query, "--known-at", believed, "--as-of", "2026-01-10T10:05:00Z") == [
+        "The offsite is in Lisbon."
+    ]
+    # The control: a change closes the older value at the newer one's time, not from its start.
+    assert _current(data, "C2", query) == ["The offsite moved to Porto."]
+    assert _current(data, "C2", query, "--as-of", "2026-01-20") == ["The offsite is in Lisbon."]
+
+
+def test_answers_in_threads_replace_older_answers_to_the_same_question(tmp_path):
+    data = tmp_path / "store"
+
+    def team(channel: str) -> list[str]:
+        # The people of the channel: a thread answer names one of them.
+        return [
+            _line(channel, "0.1", "2026-01-02T09:00:00Z", "morning all", author="dana"),
+            _line(channel, "0.2", "2026-01-02T09:01:00Z", "morning!", author="omar"),
+        ]
+
+    _import(
+        data,
+        *team("C1"),
+        _line("C1", "1.1", "2026-01-05T10:00:00Z", "who owns the billing service?"),
+        _line("C1", "1.2", "2026-01-05T10:05:00Z", "that's me", thread="1.1", author="dana"),
+        _line("C1", "2.1", "2026-03-05T10:00:00Z", "who owns the billing service now?"),
+        _line("C1", "2.2", "2026-03-05T10:05:00Z", "omar, since the reorg", thread="2.1"),
+        # Control, another channel: the second question asks about something else.
+        *team("C2"),
+        _line("C2", "1.1", "2026-01-05T10:00:00Z", "who owns the billing service?"),
+        _line("C2", "1.2", "2026-01-05T10:05:00Z", "that's me", thread="1.1", author="dana"),
+        _line("C2", "2.1", "2026-03-05T10:00:00Z", "who owns the billing docs?"),
+        _line("C2", "2.2", "2026-03-05T10:05:00Z", "omar, since the reorg", thread="2.1"),
+    )
+    current = _current(data, "C1", "who owns the billing service")
+    assert any(t.startswith("omar") for t in current), current
+    assert not any(t.startswith("dana") for t in current), current
+    control = _current(data, "C2", "who owns the billing service")
+    assert any(t.startswith("dana owns the billing service") for t in control), control
