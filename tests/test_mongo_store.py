@@ -192,8 +192,9 @@ def _use_in_child(lore: Teamlore, queue) -> None:
 def test_a_forked_worker_opens_its_own_client_and_the_parent_keeps_its_own(lore):
     put(lore, event("The parent stores this first.", channel="CDAD"))
     # The model's OpenMP pool does not survive fork() once started (a Celery parent never embeds):
-    # the child's passage is embedded here, so the child finds it in the store's cache.
-    lore.embedder.ensure_passages(["alice: The child worker stores this."])
+    # the child's passage, and the statement the extractor's type head reads with its vector, are
+    # embedded here, so the child finds both in the store's cache.
+    lore.embedder.ensure_passages(["alice: The child worker stores this.", "The child worker stores this."])
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_use_in_child, args=(lore, queue))
