@@ -66,7 +66,7 @@ FILLER = frozenset(
     "currently also just really very use uses used using run runs ran running go goes going "
     "through happen happens happening set there here has have had do does did will shall "
     "then than after before get gets got per pls please ok okay fyi heads up btw same as always "
-    "ask ping contact see check "
+    "ask ping contact see check update reminder psa note "
     "ugh hmm wait oh lol haha c'est je me suis tu il elle ils es sí si ja oui sim "
     "usual confirmed official yes yeah yep sure thanks thx team's "
     "i me my he she him her his their them what which who when where how why "
@@ -271,8 +271,11 @@ def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
     return None
 
 
+_PHRASES = re.compile(r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up)\b", re.I)
+
+
 def tokens(text: str) -> list[str]:
-    clean = re.sub(r"(\d),(\d{3})\b", r"\1\2", _fold(text))
+    clean = re.sub(r"(\d),(\d{3})\b", r"\1\2", _PHRASES.sub(" ", _fold(text)))
     clean = re.sub(r"(\d)(ms|gb|mb|tb)\b", r"\1 \2", clean, flags=re.I)
     return [t.strip(".'") or t for t in _TOKEN.findall(clean)]
 
@@ -342,6 +345,13 @@ def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words
         kind = value_kind(word, people)
         if kind is None and word in names and word not in FILLER:
             kind = ("name", word)
+        if kind is not None and _after_from(position, parts.words):
+            previous = word
+            continue  # "slipped from March 3 to March 17": March 3 is the past value
+        if kind is not None and kind[0] == "number" and "." in word and previous in names:
+            subject.add(word)  # "Atlas 2.0": part of the name
+            previous = word
+            continue
         following = parts.words[position + 1] if position + 1 < len(parts.words) else ""
         head = (position <= QUALIFIER_POSITION or following in _VERBS) and not previous.endswith("ed")
         if kind is not None and kind[0] in ("number", "identifier") and head and _names_an_item(previous):
@@ -358,6 +368,11 @@ def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words
             subject.add(stem(word))
         previous = word
     return Split(frozenset(subject), {k: frozenset(v) for k, v in values.items()}, frozenset(qualifiers))
+
+
+def _after_from(position: int, words: tuple[str, ...]) -> bool:
+    before = words[max(0, position - 2) : position]
+    return "from" in before and "to" in words[position + 1 : position + 4]
 
 
 def _day_of_month(word: str, position: int, words: tuple[str, ...]) -> bool:

@@ -45,6 +45,9 @@ class Claim:
     fact_type: str = ""
 
 
+_RETIRING = frozenset({Resolution.SUPERSEDES, Resolution.CORRECTION})
+
+
 class Resolver(Protocol):
     def judge(self, older: Claim, newer: Claim) -> Judgement: ...
 
@@ -203,7 +206,16 @@ class HeuristicResolver:
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
         p = self._pair(older.text, newer.text)
-        return self._settled(p, older, newer) or self._changed(p, newer.valid_from - older.valid_from)
+        settled = self._settled(p, older, newer)
+        if settled is not None:
+            return settled
+        verdict = self._changed(p, newer.valid_from - older.valid_from)
+        action = older.fact_type == "action_item"
+        if action and verdict.resolution in _RETIRING and p.cover_a < IMPLICIT_COVER:
+            # An action item ends when it is done, or changed by a statement about the action
+            # itself: a date that moved elsewhere ("the launch slipped") is not its deadline.
+            return Judgement(Resolution.UNRELATED, "not about the action itself")
+        return verdict
 
     def _settled(self, p: _Pair, older: Claim, newer: Claim) -> Judgement | None:
         """What is decided before asking whether a value changed: non-claims, repeats, done
