@@ -99,6 +99,7 @@ class Teamlore:
             self.embedder,
             clock,
             self.stores.message_index,
+            HeuristicResolver(),
         )
 
         self.review = ReviewDesk(

@@ -211,3 +211,33 @@ def test_answers_in_threads_replace_older_answers_to_the_same_question(tmp_path)
     assert not any(t.startswith("dana") for t in current), current
     control = _current(data, "C2", "who owns the billing service")
     assert any(t.startswith("dana owns the billing service") for t in control), control
+
+
+def test_across_channels_the_newest_value_comes_first_and_the_older_is_flagged(tmp_path):
+    data = tmp_path / "store"
+    _import(
+        data,
+        _line("CENG", "1.1", "2026-01-07T10:00:00Z", "The Atlas launch date is March 3."),
+        _line("CENG", "1.2", "2026-01-08T10:00:00Z", "The Atlas launch checklist is in the wiki."),
+        _line("CPROD", "2.1", "2026-02-12T10:00:00Z", "Heads up: the Atlas launch is pushed to March 24."),
+        # A private channel says something newer still; only a reader of it may see it used.
+        _line("GLEAD", "3.1", "2026-03-01T10:00:00Z", "The Atlas launch is pushed to April 7."),
+    )
+    query = "when is the Atlas launch"
+    both = _search(data, "CENG", query, "-c", "CPROD")
+    facts = [r for r in both if r["kind"] == "fact"]
+    assert facts[0]["channel"] == "CPROD", facts
+    eng = next(r for r in facts if r["channel"] == "CENG" and "March 3" in r["text"])
+    assert eng["newer_elsewhere"]["channel"] == "CPROD"
+    assert eng["newer_elsewhere"]["text"] == "Heads up: the Atlas launch is pushed to March 24."
+    # The same channel read alone is not flagged (nothing else is in its scope).
+    alone = [r for r in _search(data, "CENG", query) if r["kind"] == "fact"]
+    assert all(r["newer_elsewhere"] is None for r in alone)
+    # The private channel never flags a public fact for a reader without it, and does for one with it.
+    assert "April 7" not in json.dumps(both)
+    with_private = [r for r in _search(data, "CPROD", query, "-c", "GLEAD") if r["kind"] == "fact"]
+    prod = next(r for r in with_private if r["channel"] == "CPROD")
+    assert prod["newer_elsewhere"]["channel"] == "GLEAD"
+    assert with_private[0]["channel"] == "GLEAD"
+    # Nothing was retired in any channel: each channel's own fact stays current there.
+    assert [r["text"] for r in alone if "March 3" in r["text"]] == ["The Atlas launch date is March 3."]

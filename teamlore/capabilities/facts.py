@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from teamlore.capabilities.across_channels import newest_first
 from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
 from teamlore.capabilities.hits import FactView, Hit, MessageView
 from teamlore.capabilities.message_reading import FetchMessages, Judged, MessageSide, fuse
@@ -32,6 +33,7 @@ from teamlore.stores.protocols import (
     RawMessageHit,
 )
 from teamlore.timeutil import utc_now
+from teamlore.workers.resolver import Resolver
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,7 @@ class FactReader:
         embedder: Embedder | None,
         clock: Callable[[], datetime] = utc_now,
         index: MessageIndex | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
         self._backend = backend
         self._messages = messages
@@ -112,6 +115,8 @@ class FactReader:
         # None: facts only (a reader of a store with no message index).
         self._message_side = None if index is None else MessageSide(index, messages, backend)
         self._pool: ThreadPoolExecutor | None = None  # runs the message half of a search
+        # Compares current facts across the channels of a read (``across_channels``).
+        self._resolver = resolver
 
     def search(
         self,
@@ -217,7 +222,7 @@ class FactReader:
             fact_hits, counter = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
             message_hits = side.gate(raw_messages, scope, view, counter)
             found = side.stand_ins(message_hits, scope, view, self._judge, counter)
-            shown = fuse(query, fact_hits, found)[:k]
+            shown = self._across_channels(fuse(query, fact_hits, found)[:k], scope)
             exhausted = len(raw_facts) < want and len(raw_messages) < want
             if len(shown) >= k or exhausted or want >= MAX_FETCH:
                 break
@@ -226,6 +231,11 @@ class FactReader:
         return SearchResult(
             tuple(shown), self._receipt(shown, counter, examined, k, view, requested, used, fallback_reason)
         )
+
+    def _across_channels(self, hits: list[Hit], scope: Scope) -> list[Hit]:
+        if self._resolver is None or len(scope.channels) < 2:
+            return hits
+        return newest_first(hits, self._resolver)
 
     def _both(
         self, facts: Fetch, messages: FetchMessages, want: int

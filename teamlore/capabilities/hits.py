@@ -18,6 +18,9 @@ class FactView:
     score: float = 0.0
     past_due: bool = False  # its deadline has passed at the moment read; it stays until evidence
     retired: bool = False  # shown only because history was asked for: not true at the moment read
+    # A read across channels found a newer fact in another channel that replaces this one
+    # (``across_channels``): shown first, and this one flagged with it.
+    newer_elsewhere: Fact | None = None
 
     @property
     def kind(self) -> str:

@@ -62,8 +62,18 @@ def fact_view_json(view: FactView) -> dict[str, Any]:
         "kind": view.kind,
         **fact_json(view.fact),
         "past_due": view.past_due,
+        "newer_elsewhere": None if view.newer_elsewhere is None else _elsewhere(view.newer_elsewhere),
         "score": round(view.score, 6),
         "sources": [source_json(s) for s in view.sources],
+    }
+
+
+def _elsewhere(fact: Fact) -> dict[str, Any]:
+    return {
+        "fact_id": fact.fact_id,
+        "channel": fact.channel,
+        "text": fact.statement,
+        "since": iso(fact.valid_from),
     }
 
 

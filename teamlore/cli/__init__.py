@@ -232,6 +232,12 @@ def _print_fact(rank: int, hit: FactView) -> None:
         out.print(
             f"   source: {source.author_name} {iso(source.ts)} {source.permalink}", markup=False, style="dim"
         )
+    if hit.newer_elsewhere is not None:
+        newer = hit.newer_elsewhere
+        out.print(
+            f"   older than #{newer.channel}, which says since {iso(newer.valid_from)}: {newer.statement}",
+            markup=False,
+        )
 
 
 def _print_message(rank: int, hit: MessageView) -> None:
