@@ -67,6 +67,9 @@ class ExtractiveComposer:
                 notes.append("contested: a possible contradiction is waiting for review")
             if hit.past_due:
                 notes.append("its due date has passed")
+            if hit.newer_elsewhere is not None:
+                newer = hit.newer_elsewhere
+                notes.append(f"older than #{newer.channel}, which says since {newer.valid_from:%Y-%m-%d}")
             lines.append(f"- {hit.text} ({'; '.join(notes)}) [{number}]")
         return Composed("\n".join(lines), tuple(hit.key for hit in facts))
 
