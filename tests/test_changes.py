@@ -114,6 +114,41 @@ FORMS = [
 ]
 
 
+# Pairs that look alike and must retire nothing (each guard of the resolver), with the query that
+# finds both: (guard, older, newer, query), and the control that the same older statement *is*
+# retired by the newer one on the other side of the guard.
+GUARDS = [
+    (
+        "a number that names which thing",
+        "The -80 freezer is in room 214.",
+        "The -20 freezer is in room 118.",
+        "which room is the freezer in",
+        "The -80 freezer moved to room 118.",
+    ),
+    (
+        "a qualifier that differs",
+        "The Q3 marketing budget is EUR 65k.",
+        "The Q4 marketing budget is EUR 90k.",
+        "marketing budget",
+        "The Q3 marketing budget is now EUR 90k.",
+    ),
+    (
+        "two named things",
+        "The lease on the Tilburg warehouse ends on December 31.",
+        "The lease on the Venlo warehouse ends on March 31.",
+        "warehouse lease",
+        "The lease on the Tilburg warehouse ends on March 31.",
+    ),
+    (
+        "an action item and another thing's date",
+        "priya will send the launch comms plan to sales by January 16.",
+        "Update: the launch has slipped from March 3 to March 17.",
+        "launch comms plan",
+        "The launch comms plan goes to sales by January 23 now.",
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("changes") / "store"
@@ -122,8 +157,21 @@ def store(tmp_path_factory) -> Path:
         for channel, text in ((f"C{i}", newer), (f"C{i}X", control)):
             lines.append(_line(channel, f"{i}.1", "2026-01-10T10:00:00Z", older))
             lines.append(_line(channel, f"{i}.2", "2026-02-10T10:00:00Z", text))
+    for i, (_, older, newer, _q, retiring) in enumerate(GUARDS):
+        for channel, text in ((f"G{i}", newer), (f"G{i}X", retiring)):
+            lines.append(_line(channel, f"{i}.1", "2026-01-10T10:00:00Z", older))
+            lines.append(_line(channel, f"{i}.2", "2026-02-10T10:00:00Z", text))
     _import(data, *lines)
     return data
+
+
+@pytest.mark.parametrize("case", range(len(GUARDS)), ids=[g[0] for g in GUARDS])
+def test_each_guard_keeps_both_statements_current_and_its_control_retires_the_older(store, case):
+    _, older, newer, query, retiring = GUARDS[case]
+    both = _current(store, f"G{case}", query)
+    assert older in both and newer in both, both
+    control = _current(store, f"G{case}X", query)
+    assert retiring in control and older not in control, control
 
 
 @pytest.mark.parametrize("case", range(len(FORMS)), ids=[f[0] for f in FORMS])

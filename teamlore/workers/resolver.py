@@ -256,7 +256,8 @@ class HeuristicResolver:
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         what = p.differing[0] if p.differing else "value"
-        if p.b.change and (p.cover_a >= CUE_COVER or (p.cover_b >= CUE_COVER and p.cover_a > 0)):
+        lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
+        if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
         if p.cover_a >= IMPLICIT_COVER and p.cover_b >= IMPLICIT_COVER:
             if p.swapped or p.added:
