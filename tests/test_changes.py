@@ -289,3 +289,32 @@ def test_across_channels_the_newest_value_comes_first_and_the_older_is_flagged(t
     assert with_private[0]["channel"] == "GLEAD"
     # Nothing was retired in any channel: each channel's own fact stays current there.
     assert [r["text"] for r in alone if "March 3" in r["text"]] == ["The Atlas launch date is March 3."]
+
+
+OMAR = "Starting today Omar is the owner of the billing service."
+
+
+def test_a_hedge_is_flagged_and_reviewed_and_never_unsettles_the_settled_fact(tmp_path):
+    """(Issue 19, item 5.)"""
+    data = tmp_path / "store"
+    _import(
+        data,
+        _line("C1", "1.1", "2026-03-02T09:00:00Z", OMAR),
+        _line("C1", "1.2", "2026-04-02T09:00:00Z", "I think Dana owns the billing service again."),
+        # Control: the same claim said plainly, in another channel, is a change.
+        _line("C2", "1.1", "2026-03-02T09:00:00Z", OMAR),
+        _line("C2", "1.2", "2026-04-02T09:00:00Z", "Dana owns the billing service again."),
+    )
+    query = "who owns the billing service"
+    hedged = {r["text"]: r for r in _search(data, "C1", query) if r["kind"] == "fact"}
+    settled = hedged[OMAR]
+    assert settled["status"] == "active" and not settled["contested"]
+    assert hedged["I think Dana owns the billing service again."]["contested"]
+    items = json.loads(_cli("review", "list", "-w", WS, "-c", "C1", "--data-dir", str(data), "--json"))
+    assert [i["kind"] for i in items] == ["contested"], items
+    control = _current(data, "C2", query)
+    assert control == ["Dana owns the billing service again."], control
+    # A reviewer rejects the hedge: it is retracted, the settled fact stands.
+    rejected = ("review", "reject", str(items[0]["id"]), "--by", "rita", "--retract", "newer")
+    _cli(*rejected, "--data-dir", str(data))
+    assert _current(data, "C1", query) == [OMAR]

@@ -109,19 +109,21 @@ def test_a_deleted_correction_brings_the_original_back(lore, clock):
     assert events == ["created", "superseded", "revived"]
 
 
-def test_a_hedged_value_contests_instead_of_retiring(lore):
-    first = only_fact(
+def test_a_hedged_value_is_flagged_for_review_and_leaves_the_settled_fact_as_it_was(lore):
+    only_fact(
         lore,
         put(lore, event("Dana owns the billing service.", ts="2026-01-10T10:00:00Z", author_name="dana"))[0],
     )
     placed = put(
         lore, event("I think Omar owns the billing service.", ts="2026-02-10T10:00:00Z", author_name="omar")
     )[0]
-    assert placed.contested == [first.fact_id] and placed.superseded == []
+    assert placed.contested == [] and placed.superseded == []
+    assert [item.kind for item in lore.review.items(SCOPE)] == ["contested"]
     shown = {
         h.fact.statement: h.fact.contested for h in lore.reader.search("billing service owner", SCOPE).hits
     }
-    assert len(shown) == 2 and all(shown.values())  # both readable, both flagged
+    # Both readable; only the hedge is flagged.
+    assert shown == {"Dana owns the billing service.": False, "I think Omar owns the billing service.": True}
 
 
 def test_instructions_inside_a_message_change_nothing_but_its_own_facts(lore):

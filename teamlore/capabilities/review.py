@@ -61,7 +61,8 @@ class ReviewDesk:
         item, older, newer = self._open_item(item_id, reviewer, scope)
         now = self.clock()
         keep_newer = retract is not Retract.NEWER and item.kind == "contested"
-        for fact, retire in ((older, retract is Retract.OLDER), (newer, not keep_newer)):
+        pairs = ((older, retract is Retract.OLDER), (newer, not keep_newer))
+        for fact, retire in pairs if older is not newer else pairs[1:]:
             if retire or (fact is newer and retract is Retract.NEWER):
                 self._retract(fact, reviewer, now)
             elif fact.status in (FactStatus.CONTESTED, FactStatus.PROVISIONAL) and not (
@@ -132,7 +133,8 @@ class ReviewDesk:
         if item.status != "open":
             raise InvalidInput(f"review item {item_id} is already {item.status}")
         older = self.facts.current_version(item.older_fact)
-        newer = self.facts.current_version(item.newer_fact)
+        # An item about one fact (a hedge, a rejected statement said again) names it twice.
+        newer = older if item.newer_fact == item.older_fact else self.facts.current_version(item.newer_fact)
         if older is None or newer is None:
             raise NotFound(f"review item {item_id} names a fact that no longer exists")
         return item, older, newer

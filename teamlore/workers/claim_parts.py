@@ -66,7 +66,7 @@ FILLER = frozenset(
     "currently also just really very use uses used using run runs ran running go goes going "
     "through happen happens happening set there here has have had do does did will shall "
     "then than after before get gets got per pls please ok okay fyi heads up btw same as always "
-    "ask ping contact see check update reminder psa note "
+    "ask ping contact see check update reminder psa note today tonight tomorrow yesterday again "
     "ugh hmm wait oh lol haha c'est je me suis tu il elle ils es sí si ja oui sim "
     "usual confirmed official yes yeah yep sure thanks thx team's "
     "i me my he she him her his their them what which who when where how why "
@@ -206,6 +206,7 @@ class Parts:
     normalized: str
     words: tuple[str, ...]  # content words in order, casefolded, abbreviations expanded
     capitalised: frozenset[str]  # words written with a capital inside the sentence
+    initial: str = ""  # the first word, when capitalised ("Dana owns billing"): maybe a name
     values: dict[str, frozenset[str]] = field(default_factory=dict)
     change: bool = False
     negated: bool = False
@@ -296,7 +297,9 @@ def read(text: str) -> Parts:
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
+    first = found[0] if found else ""
     return Parts(
+        initial=first.lower() if first[:1].isupper() and first.lower() not in FILLER else "",
         text=folded,
         normalized=normalize_statement(text),
         words=tuple(ABBREVIATIONS.get(t.lower(), t.lower()) for t in found),

@@ -13,6 +13,7 @@ import dataclasses
 from datetime import datetime
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
+from teamlore.extraction import cues
 from teamlore.stores.protocols import FactBackend, ReviewQueue, Tombstones
 from teamlore.workers import mutations
 from teamlore.workers.resolver import Claim, Resolution, Resolver, candidate_terms
@@ -102,12 +103,8 @@ def place(
         curation.tombstones.reason(message.workspace, message.channel, content_hash(candidate.statement))
         == REJECTED
     )
-    if rejected or verdicts.outranked_by:
-        status = FactStatus.PROVISIONAL
-    elif verdicts.disputes:
-        status = FactStatus.CONTESTED
-    else:
-        status = FactStatus.ACTIVE
+    hedged = cues.matches("hedge", candidate.statement)
+    status = _status(rejected, verdicts, hedged)
     candidate = _from_the_start_of(verdicts.corrects, candidate, status)
     retired = (*verdicts.replaces, *verdicts.corrects)
     new = mutations.create_or_revive(
@@ -153,9 +150,36 @@ def place(
     for older in verdicts.corrects:
         mutations.correct(facts, older, new, now, actor)
         placement.superseded.append(older.fact_id)
-    for older in verdicts.disputes:
-        mutations.contest(facts, older, new, now)
-        placement.contested.append(older.fact_id)
+    _open_disputes(facts, curation, verdicts.disputes, new, now, hedged, placement)
+    if verdicts.replaced_by is not None:
+        mutations.supersede(facts, new, verdicts.replaced_by, now, "a later statement already replaced it")
+    return placement
+
+
+def _status(rejected: bool, verdicts: _Verdicts, hedged: bool) -> FactStatus:
+    if rejected or verdicts.outranked_by:
+        return FactStatus.PROVISIONAL
+    # A hedge ("I think Dana owns billing again") is flagged and reviewed, never taken as settled.
+    if verdicts.disputes or hedged:
+        return FactStatus.CONTESTED
+    return FactStatus.ACTIVE
+
+
+def _open_disputes(
+    facts: FactBackend,
+    curation: Curation,
+    disputes: list[Fact],
+    new: Fact,
+    now: datetime,
+    hedged: bool,
+    placement: Placement,
+) -> None:
+    """Flag what a newer statement may contradict, and ask a reviewer. A hedged statement leaves
+    the settled facts it doubts as they are: only the hedge is flagged."""
+    for older in disputes:
+        if not hedged:
+            mutations.contest(facts, older, new, now)
+            placement.contested.append(older.fact_id)
         placement.for_review.append(
             curation.review.open(
                 new.workspace,
@@ -163,13 +187,16 @@ def place(
                 "contested",
                 older.fact_id,
                 new.fact_id,
-                "a newer statement may contradict it",
+                "a hedged statement doubts it" if hedged else "a newer statement may contradict it",
                 now,
             )
         )
-    if verdicts.replaced_by is not None:
-        mutations.supersede(facts, new, verdicts.replaced_by, now, "a later statement already replaced it")
-    return placement
+    if hedged and not disputes:
+        placement.for_review.append(
+            curation.review.open(
+                new.workspace, new.channel, "hedged", new.fact_id, new.fact_id, "a hedged statement", now
+            )
+        )
 
 
 def _from_the_start_of(corrected: list[Fact], candidate: CandidateFact, status: FactStatus) -> CandidateFact:

@@ -180,6 +180,12 @@ class HeuristicResolver:
         names = a.capitalised | b.capitalised
         sa = split(a, names, self.people, _CUE_WORDS)
         sb = split(b, names, self.people, _CUE_WORDS)
+        # "Omar is the owner ..." / "Dana owns ...": a capitalised first word stands where the
+        # other statement has a name, so it is one too.
+        if "name" in sa.values and "name" not in sb.values and b.initial:
+            sb = split(b, names | {b.initial}, self.people, _CUE_WORDS)
+        elif "name" in sb.values and "name" not in sa.values and a.initial:
+            sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
