@@ -139,13 +139,21 @@ CORRECTION_CUE = re.compile(
     r"desculpa|errei|na verdade|corrigindo)\b",
     re.I,
 )
+# Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").
 HEDGE = re.compile(
-    r"\b(not sure(?: but)?|i think|i believe|i guess|i'd heard|i heard|heard|maybe|might|may be|"
-    r"probably|perhaps|possibly|could be|iirc|afaik|apparently|pretty sure|someone said|"
-    r"somebody said|rumou?r|told me|says|said|not (?:yet )?(?:official|confirmed)|unconfirmed|"
+    r"\b(not sure(?: but)?|i think|i believe|i guess|maybe|might|may be|"
+    r"probably|perhaps|possibly|could be|iirc|afaik|apparently|pretty sure|"
+    r"not (?:yet )?(?:official|confirmed)|unconfirmed|"
     r"no eta confirmed|tbc|tbd|to be confirmed|can someone confirm|anyone confirm|"
-    r"ich glaube|vielleicht|wohl|angeblich|je crois|peut-être|peut-etre|quelqu'un m'a dit|"
-    r"serait|creo|quizás|quizas|tal vez|acho|alguém confirma|alguem confirma|talvez)\b",
+    r"ich glaube|vielleicht|wohl|je crois|peut-être|peut-etre|"
+    r"creo|quizás|quizas|tal vez|acho|alguém confirma|alguem confirma|talvez)\b",
+    re.I,
+)
+# Hearsay: someone else said so ("someone said", "told me"). It doubts a settled value as a hedge
+# does, but on its own it is a report, not a guess.
+HEARSAY = re.compile(
+    r"\b(i'd heard|i heard|heard|someone said|somebody said|rumou?r|told me|says|said|angeblich|"
+    r"quelqu'un m'a dit|serait)\b",
     re.I,
 )
 QUESTION = re.compile(
@@ -212,7 +220,8 @@ class Parts:
     negated: bool = False
     rename: bool = False
     correction: bool = False
-    hedged: bool = False
+    hedged: bool = False  # uncertain or hearsay: it may doubt a value, never settle one
+    uncertain: bool = False  # uncertain by the speaker's own words (a hedge on its own)
     question: bool = False
     not_a_claim: str | None = None
     old_values: frozenset[str] = frozenset()
@@ -308,7 +317,8 @@ def read(text: str) -> Parts:
         negated=bool(NEGATION.search(folded)),
         rename=bool(RENAME.search(folded)),
         correction=bool(CORRECTION_CUE.search(folded)),
-        hedged=bool(HEDGE.search(folded)),
+        hedged=bool(HEDGE.search(folded) or HEARSAY.search(folded)),
+        uncertain=bool(HEDGE.search(folded)),
         question=question,
         not_a_claim=not_a_claim,
         old_values=old - FILLER,

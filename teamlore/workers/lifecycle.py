@@ -13,9 +13,9 @@ import dataclasses
 from datetime import datetime
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
-from teamlore.extraction import cues
 from teamlore.stores.protocols import FactBackend, ReviewQueue, Tombstones
 from teamlore.workers import mutations
+from teamlore.workers.claim_parts import read
 from teamlore.workers.resolver import Claim, Resolution, Resolver, candidate_terms
 
 # How many related facts of the channel are judged against each new statement.
@@ -103,7 +103,7 @@ def place(
         curation.tombstones.reason(message.workspace, message.channel, content_hash(candidate.statement))
         == REJECTED
     )
-    hedged = cues.matches("hedge", candidate.statement)
+    hedged = read(candidate.statement).uncertain
     status = _status(rejected, verdicts, hedged)
     candidate = _from_the_start_of(verdicts.corrects, candidate, status)
     retired = (*verdicts.replaces, *verdicts.corrects)
@@ -175,7 +175,8 @@ def _open_disputes(
     placement: Placement,
 ) -> None:
     """Flag what a newer statement may contradict, and ask a reviewer. A hedged statement leaves
-    the settled facts it doubts as they are: only the hedge is flagged."""
+    the settled facts it doubts as they are: only the hedge is flagged. (A hedge that doubts
+    nothing is flagged too, but asks nobody: the queue is for conflicts.)"""
     for older in disputes:
         if not hedged:
             mutations.contest(facts, older, new, now)
@@ -189,12 +190,6 @@ def _open_disputes(
                 new.fact_id,
                 "a hedged statement doubts it" if hedged else "a newer statement may contradict it",
                 now,
-            )
-        )
-    if hedged and not disputes:
-        placement.for_review.append(
-            curation.review.open(
-                new.workspace, new.channel, "hedged", new.fact_id, new.fact_id, "a hedged statement", now
             )
         )
 

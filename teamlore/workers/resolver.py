@@ -256,7 +256,7 @@ class HeuristicResolver:
         if p.b.correction and not p.b.hedged and (p.cover_a >= CORRECTION_COVER or gap < CORRECTION_WINDOW):
             return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
         if p.b.hedged:
-            if p.cover_a >= CORRECTION_COVER:
+            if p.cover_a >= CORRECTION_COVER and p.cover_b >= CORRECTION_COVER:
                 return Judgement(Resolution.CONTESTED, "the newer value is hedged", 0.5)
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
