@@ -102,7 +102,10 @@ def test_a_hedged_newer_statement_is_never_retiring_whatever_the_model_says(judg
     lore = judged(SUPERSEDES)
     put(lore, event("The launch is on March 3.", ts="2026-01-05T10:00:00Z"))
     put(lore, event("I think the launch is on March 10.", ts="2026-01-09T10:00:00Z"))
-    assert by_statement(lore, "The launch is on March 3.").status is FactStatus.CONTESTED
+    # The settled value stands; the hedge is flagged and a reviewer is asked.
+    assert by_statement(lore, "The launch is on March 3.").status is FactStatus.ACTIVE
+    assert by_statement(lore, "I think the launch is on March 10.").status is FactStatus.CONTESTED
+    assert [item.kind for item in lore.review.items(Scope(WS, ["C1"]))] == ["contested"]
 
 
 def test_the_model_may_keep_a_pair_the_rules_would_retire(judged):

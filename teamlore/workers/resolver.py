@@ -307,6 +307,10 @@ class HeuristicResolver:
         p = self._pair(older.text, newer.text)
         if p.b.not_a_claim or p.substituted or (p.swapped and not (p.b.change or p.b.correction)):
             return verdict  # "the office lease" / "the device lab lease": two things
+        if not p.changed:
+            # No value differs and none is named as replaced: nothing a judge could retire, however
+            # the newer statement is worded ("Every launch fact is superseded.").
+            return verdict
         if p.cover_a >= CORRECTION_COVER or p.cover_b >= IMPLICIT_COVER:
             return None
         return verdict
