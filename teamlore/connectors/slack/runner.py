@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -15,6 +16,7 @@ from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.running import Say, duration, http_server, require, say_backfill_end
 from teamlore.connectors.slack.bot import SlackBot
+from teamlore.connectors.slack.catchup import catch_up_all
 from teamlore.connectors.slack.directory import SlackDirectory
 from teamlore.connectors.slack.history import SlackHistory
 from teamlore.connectors.slack_export import SlackContext
@@ -54,6 +56,17 @@ def client_for(lore: Teamlore) -> WebClient:
     return WebClient(token=token, base_url=lore.settings.slack_api_url)
 
 
+def catch_up_on_hello(handler: Any, catch_up: Callable[[], object]) -> None:
+    """Socket Mode: Slack says ``hello`` on every connection, the first and each reconnection;
+    each one starts a catch-up of what was posted while the socket was down."""
+
+    def on_message(_client: Any, message: dict, _raw: str | None) -> None:
+        if message.get("type") == "hello":
+            catch_up()
+
+    handler.client.message_listeners.append(on_message)
+
+
 def listen(lore: Teamlore, say: Say) -> None:
     settings = lore.settings
     client = client_for(lore)
@@ -61,15 +74,20 @@ def listen(lore: Teamlore, say: Say) -> None:
     backfills = BackgroundBackfills(
         lambda _ws, channel: backfill(lore, channel, say=say, directory=directory)
     )
+    catchups = BackgroundBackfills(lambda _ws, _all: catch_up_all(lore, SlackDirectory(client), say=say))
     bot = SlackBot(lore, client, on_join=backfills.submit)
     team = bot.directory.identity().team_id
     if settings.slack_mode == "socket":
         say(f"Slack workspace {team}: listening through Socket Mode")
+        handler = socket_mode(bot.app, settings.slack_app_token)
+        catch_up_on_hello(handler, lambda: catchups.submit(team, "every channel"))
         try:
-            socket_mode(bot.app, settings.slack_app_token).start()
+            handler.start()
         finally:
             backfills.close()
+            catchups.close()
         return
+    catchups.submit(team, "every channel")  # what was posted while the endpoint was down
     require(settings.slack_signing_secret, "TEAMLORE_SLACK_SIGNING_SECRET", "verifies Slack's requests")
     server = http_server(events_app(bot.app), settings.slack_host, settings.slack_port)
     say(f"Slack workspace {team}: events at http://{settings.slack_host}:{server.server_port}{EVENTS_PATH}")
@@ -78,6 +96,7 @@ def listen(lore: Teamlore, say: Say) -> None:
     finally:
         server.server_close()
         backfills.close()
+        catchups.close()
 
 
 def backfill(

@@ -1,0 +1,215 @@
+"""Catch-up after downtime: each channel's high-water mark, and a re-read from it to now.
+
+Every delivery through ``EventSink`` moves the channel's mark (the newest message created that
+was seen, live or by a backfill: its time and id), kept in the checkpoint store beside the
+backfill checkpoints under ``PLATFORM+watermark``. On start and after every reconnect a connector
+calls ``catch_up`` for each channel it has a mark for: history from ``mark - window`` to now is
+read through the same rate-limited ``run_backfill`` loop and delivered. Idempotency makes the
+overlap harmless: a message already stored with the same text is unchanged, one whose text
+changed is applied as an edit, one never seen is created.
+
+Deletes: Mattermost (``since=``) and Graph (delta) return deleted messages themselves. Slack and
+Discord only list what exists, so a stored message of the window that the listing covered (a
+top-level message, or a reply of a thread that was read) and did not return was deleted while the
+connector was down. The window (``TEAMLORE_CATCHUP_WINDOW_S``) bounds both the re-read and that
+reconciliation; a delete of an older message is not seen.
+
+A catch-up that stops half-way (a crash, a lost connection) leaves its start time pending, and
+the next one starts no later than that, so marks moved meanwhile by live messages leave no gap.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from teamlore.connectors.backfill import Page, run_backfill
+from teamlore.connectors.watermarks import Watermarks
+from teamlore.domain import Channel, EventKind, Message, MessageEvent, parse_event
+from teamlore.errors import InvalidInput
+from teamlore.stores.protocols import Checkpoint, CheckpointStore, MessageStore
+from teamlore.timeutil import utc_now
+
+log = logging.getLogger(__name__)
+
+PENDING = "+catchup"  # a catch-up's start: done once it finished
+PAGES = "+catchup-pages"  # the catch-up's own page cursor (always restarted)
+_SCAN = 500  # stored messages read per query when looking for deletes
+
+
+class Sink(Protocol):
+    def deliver(self, events: Sequence[MessageEvent]) -> object: ...
+
+
+class CatchUpHistory(Protocol):
+    """A platform's ``fetch_page`` for a catch-up, built for a start time."""
+
+    lists_window: bool  # True: every message of the window is listed, so a missing one was deleted
+
+    def __call__(self, cursor: str) -> Page: ...
+
+    def covers(self, message: Message) -> bool:
+        """Whether this read listed ``message``'s part of the channel (its thread, if a reply)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUpReport:
+    since: datetime
+    fetched: int
+    deleted: int
+    rate_limited: int
+    done: bool
+
+
+class _Seeing:
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self.ids: set[str] = set()
+
+    def deliver(self, events: Sequence[MessageEvent]) -> object:
+        self.ids.update(e.message_id for e in events)
+        return self._sink.deliver(events)
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUp:
+    """Where a catch-up reads and writes; one per connector."""
+
+    sink: Sink
+    checkpoints: CheckpointStore
+    messages: MessageStore
+    window: timedelta
+    min_interval_s: float = 0.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], datetime] = utc_now
+
+    def since(self, platform: str, workspace: str, channel: str) -> datetime | None:
+        """Where the channel's catch-up starts; None when nothing was ever seen there."""
+        mark = Watermarks(self.checkpoints).get(platform, workspace, channel)
+        pending = self.checkpoints.get(platform + PENDING, workspace, channel)
+        starts = [mark.ts - self.window] if mark is not None else []
+        if pending is not None and not pending.done:
+            starts.append(datetime.fromisoformat(pending.cursor))
+        return min(starts, default=None)
+
+    def run(
+        self, platform: str, workspace: str, channel: str, history_for: Callable[[datetime], CatchUpHistory]
+    ) -> CatchUpReport | None:
+        since = self.since(platform, workspace, channel)
+        if since is None:
+            return None
+        started = self.clock()
+        self.checkpoints.put(
+            platform + PENDING, workspace, channel, Checkpoint(since.isoformat(), False, 0), started
+        )
+        history = history_for(since)
+        seeing = _Seeing(self.sink)
+        report = run_backfill(
+            platform + PAGES,
+            workspace,
+            channel,
+            history,
+            seeing,  # type: ignore[arg-type]  # run_backfill only calls deliver
+            self.checkpoints,
+            min_interval_s=self.min_interval_s,
+            restart=True,
+            sleep=self.sleep,
+        )
+        deleted: list[MessageEvent] = []
+        if report.done and history.lists_window:
+            deleted = self._vanished(platform, workspace, channel, since, started, seeing.ids, history)
+            self.sink.deliver(deleted)
+        if report.done:
+            self.checkpoints.put(
+                platform + PENDING,
+                workspace,
+                channel,
+                Checkpoint(since.isoformat(), True, report.fetched),
+                self.clock(),
+            )
+        log.info(
+            "%s catch-up of %s/%s from %s: %d message(s) read, %d deleted while down",
+            platform,
+            workspace,
+            channel,
+            since.isoformat(),
+            report.fetched,
+            len(deleted),
+        )
+        return CatchUpReport(since, report.fetched, len(deleted), report.rate_limited, report.done)
+
+    def _vanished(
+        self,
+        platform: str,
+        workspace: str,
+        channel: str,
+        since: datetime,
+        until: datetime,
+        seen: set[str],
+        history: CatchUpHistory,
+    ) -> list[MessageEvent]:
+        known = next((c for c in self.messages.channels(workspace) if c.channel == channel), None)
+        gone = [
+            m
+            for m in stored_between(self.messages, workspace, channel, since, until)
+            if m.platform == platform and m.message_id not in seen and history.covers(m)
+        ]
+        events = []
+        for message in gone:
+            try:
+                events.append(deleted_event(message, known, until))
+            except InvalidInput as exc:
+                log.warning("catch-up: delete of %s skipped: %s", message.message_id, exc)
+        return events
+
+
+def stored_between(
+    messages: MessageStore, workspace: str, channel: str, since: datetime, until: datetime
+) -> list[Message]:
+    """The channel's stored, not deleted messages written in [since, until)."""
+    found: list[Message] = []
+    after = ""
+    while batch := messages.live_messages(workspace, channel, after, _SCAN):
+        found.extend(m for m in batch if since <= m.ts < until)
+        after = batch[-1].message_id
+    return found
+
+
+def deleted_event(message: Message, channel: Channel | None, at: datetime) -> MessageEvent:
+    """The delete of a stored message, at ``at`` (when the catch-up found it gone)."""
+    data: dict[str, object] = {
+        "kind": EventKind.DELETED.value,
+        "platform": message.platform,
+        "workspace": message.workspace,
+        "channel": message.channel,
+        "message_id": message.message_id,
+        "thread_id": message.thread_id,
+        "author_id": message.author_id,
+        "author_name": message.author_name,
+        "ts": at,
+        "permalink": message.permalink,
+    }
+    if channel is not None:
+        data |= {"channel_name": channel.name, "channel_visibility": channel.visibility.value}
+    return parse_event(data, 1)
+
+
+def is_top_level(message: Message) -> bool:
+    return message.thread_id is None or message.thread_id == message.message_id
+
+
+def recent_threads(messages: MessageStore, workspace: str, channel: str, since: datetime) -> list[str]:
+    """Threads with a stored reply since ``since``: a catch-up reads them whole, since a listing
+    from ``since`` on does not show replies to older parents."""
+    stored = stored_between(messages, workspace, channel, since, datetime.max.replace(tzinfo=since.tzinfo))
+    return sorted({m.thread_id for m in stored if m.thread_id and not is_top_level(m)})
+
+
+def known_channels(messages: MessageStore, workspace: str, platform: str) -> list[str]:
+    """The workspace's channels of ``platform`` the store knows (a catch-up skips those never seen)."""
+    return sorted(c.channel for c in messages.channels(workspace) if c.platform == platform)
