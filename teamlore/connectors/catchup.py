@@ -29,7 +29,7 @@ from typing import Protocol
 
 from teamlore.connectors.backfill import Page, run_backfill
 from teamlore.connectors.watermarks import Watermarks
-from teamlore.domain import Channel, EventKind, Message, MessageEvent, parse_event
+from teamlore.domain import Channel, EventKind, Message, MessageEvent, message_hash, parse_event
 from teamlore.errors import InvalidInput
 from teamlore.stores.protocols import Checkpoint, CheckpointStore, MessageStore
 from teamlore.timeutil import utc_now
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 PENDING = "+catchup"  # a catch-up's start: done once it finished
 PAGES = "+catchup-pages"  # the catch-up's own page cursor (always restarted)
+_AFTER = timedelta(milliseconds=1)  # an edit found by a catch-up: just after the stored version
 _SCAN = 500  # stored messages read per query when looking for deletes
 
 
@@ -66,14 +67,32 @@ class CatchUpReport:
     done: bool
 
 
-class _Seeing:
-    def __init__(self, sink: Sink) -> None:
+class _Reconciling:
+    """Delivers what a catch-up read, noting every message id. A message stored with another text
+    becomes an edit just after the version stored (the platform's listing does not say when it
+    was edited), unless that version was written live after the catch-up began: a page read
+    before a live edit must not undo it."""
+
+    def __init__(self, sink: Sink, messages: MessageStore, started: datetime) -> None:
         self._sink = sink
+        self._messages = messages
+        self._started = started
         self.ids: set[str] = set()
 
     def deliver(self, events: Sequence[MessageEvent]) -> object:
         self.ids.update(e.message_id for e in events)
-        return self._sink.deliver(events)
+        return self._sink.deliver([r for r in map(self._reconciled, events) if r is not None])
+
+    def _reconciled(self, event: MessageEvent) -> MessageEvent | None:
+        if event.kind is not EventKind.CREATED:
+            return event
+        stored = self._messages.get_message(event.workspace, event.channel, event.message_id)
+        if stored is None or stored.deleted_at is not None or stored.content_hash == message_hash(event.text):
+            return event
+        version = stored.edited_at or stored.ts
+        if version >= self._started:
+            return None
+        return event.model_copy(update={"kind": EventKind.EDITED, "ts": version + _AFTER})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +127,7 @@ class CatchUp:
             platform + PENDING, workspace, channel, Checkpoint(since.isoformat(), False, 0), started
         )
         history = history_for(since)
-        seeing = _Seeing(self.sink)
+        seeing = _Reconciling(self.sink, self.messages, started)
         report = run_backfill(
             platform + PAGES,
             workspace,
