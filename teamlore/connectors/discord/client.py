@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import discord
@@ -20,9 +21,10 @@ import httpx
 from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.backfill import BackfillReport, run_backfill
+from teamlore.connectors.catchup import CatchUp, CatchUpReport, known_channels
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.discord import normalize
-from teamlore.connectors.discord.history import DiscordHistory
+from teamlore.connectors.discord.history import DiscordCatchUpHistory, DiscordHistory
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.domain import MessageEvent
 from teamlore.errors import InvalidInput, TeamloreError
@@ -93,6 +95,15 @@ class TeamloreDiscord(discord.Client):
             log.info("discord: channel %s is now #%s (%s)", new.channel, new.channel_name, new.visibility)
             await self.worker.call(self.sink.update_channel, new.as_channel())
 
+    async def on_ready(self) -> None:
+        """The first connection, and every reconnection that could not resume its session."""
+        if self._history_http is not None:
+            await self.catch_up()
+
+    async def on_resumed(self) -> None:
+        if self._history_http is not None:
+            await self.catch_up()  # Discord replays a resumed session; the overlap is harmless
+
     async def on_guild_join(self, guild: discord.Guild) -> None:
         if self._backfill_on_join:
             await self.backfill_guild(guild)
@@ -143,6 +154,45 @@ class TeamloreDiscord(discord.Client):
                 reports.append(report)
                 pending.extend(history.threads.values())
         return reports
+
+    # -- catch-up after downtime ---------------------------------------------------------
+
+    async def catch_up(self) -> list[CatchUpReport]:
+        """Every channel the store knows in the bot's guilds, from its high-water mark on."""
+        reports = []
+        for guild in self.guilds:
+            for channel_id in known_channels(self.lore.stores.messages, str(guild.id), normalize.PLATFORM):
+                channel = guild.get_channel(int(channel_id)) if channel_id.isdigit() else None
+                if channel is None:
+                    continue  # deleted, or no longer visible to the bot
+                try:
+                    report = await asyncio.to_thread(self._catch_up_blocking, channel)
+                except TeamloreError as exc:
+                    log.error("discord: catch-up of #%s failed: %s", channel, exc)
+                    continue
+                if report is not None:
+                    reports.append(report)
+        return reports
+
+    def _catch_up_blocking(self, channel: Any) -> CatchUpReport | None:
+        assert self._history_http is not None
+        settings = self.lore.settings
+        with self._history_http() as http:
+            runner = CatchUp(
+                LockedSink(self.sink, self.worker.lock),
+                self.lore.stores.checkpoints,
+                self.lore.stores.messages,
+                timedelta(seconds=settings.catchup_window_s),
+            )
+
+            def history_for(since: datetime) -> DiscordCatchUpHistory:
+                after = str(discord.utils.time_snowflake(since, high=False))
+                make = lambda target, start: DiscordHistory(  # noqa: E731
+                    http, target, self._connection, self._max_chars, after=start
+                )
+                return DiscordCatchUpHistory(make, channel, after)
+
+            return runner.run(normalize.PLATFORM, str(channel.guild.id), str(channel.id), history_for)
 
     # -- internals ----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ Retry-After; the shared loop waits it out.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import discord
@@ -17,7 +18,7 @@ import httpx
 
 from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.discord import normalize
-from teamlore.domain import MessageEvent
+from teamlore.domain import Message, MessageEvent
 from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.retry_after import retry_after
 
@@ -35,8 +36,10 @@ class DiscordHistory:
         state: Any,
         max_chars: int,
         page_size: int | None = None,
+        after: str = "0",
     ) -> None:
         self._http = http
+        self._after = after  # where a history without a cursor starts (a catch-up: its start time)
         self._channel = channel
         self._state = state  # discord.py's ConnectionState: builds Message and Thread objects
         self._max_chars = max_chars
@@ -44,7 +47,7 @@ class DiscordHistory:
         self.threads: dict[int, Any] = {}  # threads started from messages seen so far
 
     def __call__(self, cursor: str) -> Page:
-        payloads = self._get(cursor or "0")
+        payloads = self._get(cursor or self._after)
         payloads.sort(key=lambda p: int(p["id"]))
         events = [e for e in map(self._event, payloads) if e is not None]
         if len(payloads) < self._page_size:
@@ -86,6 +89,36 @@ class DiscordHistory:
         if isinstance(data, dict) and guild is not None:
             thread = discord.Thread(guild=guild, state=self._state, data=data)
             self.threads[thread.id] = thread
+
+
+class DiscordCatchUpHistory:
+    """A catch-up of one channel: its messages after ``after``, then each thread started in them
+    (threads are channels of their own), one ``fetch_page`` for the shared loop."""
+
+    lists_window = True  # history lists what exists: a message missing from it was deleted
+
+    def __init__(self, make: Callable[[Any, str], DiscordHistory], channel: Any, after: str) -> None:
+        self._make = make
+        self._after = after
+        self._current = make(channel, after)
+        self._pending: list[Any] = []
+        self.threads_read: set[str] = set()
+
+    def __call__(self, cursor: str) -> Page:
+        page = self._current(cursor)
+        if page.next_cursor is not None:
+            return page
+        self._pending.extend(t for t in self._current.threads.values() if str(t.id) not in self.threads_read)
+        if not self._pending:
+            return page
+        thread = self._pending.pop(0)
+        self.threads_read.add(str(thread.id))
+        self._current = self._make(thread, "0")  # a thread is read whole
+        return Page(page.events, "0")
+
+    def covers(self, message: Message) -> bool:
+        top = message.thread_id is None or message.thread_id == message.message_id
+        return top or message.thread_id in self.threads_read
 
 
 def _retry_after(response: httpx.Response) -> float:
