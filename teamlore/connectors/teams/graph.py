@@ -3,13 +3,16 @@
 ``GET /teams/{team}/channels/{channel}/messages?$expand=replies`` pages through ``@odata.nextLink``;
 that link is the backfill cursor, so a backfill resumes at the page after the last one delivered.
 A 429 becomes ``RateLimited`` with Graph's Retry-After. The bearer token is only ever sent to the
-configured Graph host: a next link pointing elsewhere is refused.
+configured Graph host: a next link pointing elsewhere is refused. A catch-up (catchup.py) reads
+``messages/delta?$filter=lastModifiedDateTime gt SINCE`` instead: every root post changed since
+then (a new reply changes its root), with its replies, deleted ones carrying ``deletedDateTime``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -17,7 +20,7 @@ import httpx
 
 from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.teams.normalize import Place, attachments_of, permalink, thread_of, to_text
-from teamlore.domain import EventKind, MessageEvent, parse_event
+from teamlore.domain import EventKind, Message, MessageEvent, parse_event
 from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.retry_after import retry_after
 
@@ -112,6 +115,8 @@ class GraphClient:
 class GraphChannelHistory:
     """One channel's messages and their replies, a page at a time."""
 
+    lists_window = False  # a delta read returns deleted messages themselves
+
     def __init__(
         self,
         graph: GraphClient,
@@ -120,15 +125,20 @@ class GraphChannelHistory:
         max_chars: int,
         skip_app_id: str = "",
         page_size: int | None = None,
+        changed_since: datetime | None = None,
     ) -> None:
         self._graph = graph
-        self._first = (
-            f"/teams/{quote(team_id, safe='')}/channels/{quote(place.channel, safe='')}/messages"
-            f"?$top={page_size or PAGE_SIZE}&$expand=replies"
-        )
+        messages = f"/teams/{quote(team_id, safe='')}/channels/{quote(place.channel, safe='')}/messages"
+        self._first = f"{messages}?$top={page_size or PAGE_SIZE}&$expand=replies"
+        if changed_since is not None:
+            since = changed_since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._first = f"{messages}/delta?$filter=lastModifiedDateTime gt {since}&$expand=replies"
         self._place = place
         self._max_chars = max_chars
         self._skip = skip_app_id
+
+    def covers(self, message: Message) -> bool:
+        return False  # nothing is inferred from absence
 
     def __call__(self, cursor: str) -> Page:
         body = self._graph.get(cursor or self._first)

@@ -24,6 +24,7 @@ from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.connectors.running import Say, require
 from teamlore.connectors.teams.agent import TeamloreTeamsAgent
+from teamlore.connectors.teams.catchup import catch_up_all
 from teamlore.connectors.teams.graph import (
     GraphChannelHistory,
     GraphClient,
@@ -92,6 +93,10 @@ def listen(lore: Teamlore, say: Say) -> None:
         on_join=lambda team: backfills.submit(team, "standard channels"),
     )
     settings = lore.settings
+    catchups = BackgroundBackfills(
+        lambda _t, _all: catch_up_all(lore, _graph_token(lore), say=say, sink=sink)
+    )
+    catchups.submit(settings.teams_tenant_id, "every channel")  # what was posted while the endpoint was down
     say(f"Teams: messaging endpoint at http://{settings.teams_host}:{settings.teams_port}{MESSAGES_PATH}")
     try:
         web.run_app(
@@ -99,6 +104,7 @@ def listen(lore: Teamlore, say: Say) -> None:
         )
     finally:
         backfills.close()
+        catchups.close()
 
 
 def backfill_team(lore: Teamlore, team: str, *, say: Say, sink: EventSink | None = None) -> None:
