@@ -13,7 +13,7 @@ from slack_sdk import WebClient
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
-from teamlore.connectors.running import http_server
+from teamlore.connectors.running import AsgiServer
 from teamlore.connectors.slack import runner
 from teamlore.connectors.slack.bot import SlackBot
 from teamlore.connectors.slack.catchup import catch_up_all
@@ -49,9 +49,8 @@ class Running:
 
     def __init__(self, lore: Teamlore, slack: FakeSlack) -> None:
         bot = SlackBot(lore, WebClient(token=TOKEN, base_url=slack.base_url), process_before_response=True)
-        self.server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        self.endpoint = Endpoint(f"http://127.0.0.1:{self.server.server_port}/slack/events", bot)
+        self.server = AsgiServer(runner.events_app(bot.app), "127.0.0.1", 0).start()
+        self.endpoint = Endpoint(f"http://127.0.0.1:{self.server.port}/slack/events", bot)
         self.sent = 0
 
     def post(self, event: dict[str, Any]) -> None:
@@ -59,8 +58,7 @@ class Running:
         assert self.endpoint.post(envelope(event, f"Ev{self.sent}")).status_code == 200
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
 
 ROOT, REPLY, OLD, GONE = ts(JAN5 + 60), ts(JAN5 + 90), ts(JAN5), ts(JAN5 + 120)
