@@ -79,3 +79,132 @@ def test_replies_past_those_graph_inlines_follow_their_next_link(lore):
     for n in range(1, 6):
         stored = lore.stores.messages.get_message(TENANT, GENERAL, f"20{n:02d}")
         assert stored is not None and stored.thread_id == "2000"
+
+
+APP_ID = "00000000-0000-0000-0000-00000000a991"
+BF_ISSUER = "https://api.botframework.com"
+
+
+def rsa_key():
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def signed(key, kid: str, **claims: Any) -> str:
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    body = {"iss": BF_ISSUER, "aud": APP_ID, "nbf": now - 10, "exp": now + 600, **claims}
+    return jwt.encode(body, key, algorithm="RS256", headers={"kid": kid})
+
+
+class OutboundToken:
+    """The SDK's connection manager with a fixed token for the outbound Bot Connector clients,
+    whose edge is Entra's token endpoint; inbound validation, under test, is untouched."""
+
+    def __new__(cls, **options: Any):
+        from microsoft_agents.authentication.msal import MsalConnectionManager
+        from microsoft_agents.hosting.core.authorization.anonymous_token_provider import (
+            AnonymousTokenProvider,
+        )
+
+        class Fixed(AnonymousTokenProvider):
+            async def get_access_token(
+                self, resource_url: str, scopes: list[str], force_refresh: bool = False
+            ):
+                return "outbound-token"
+
+        manager = MsalConnectionManager(**options)
+        manager.get_token_provider = lambda *_args: Fixed()
+        return manager
+
+
+def test_the_endpoint_accepts_only_tokens_signed_by_the_published_keys_for_this_app(
+    lore, tmp_path, monkeypatch
+):
+    """Real Bot Framework token validation (the SDK's JWT middleware, PyJWT, a JWKS fetched over
+    HTTP) against a local OpenID metadata endpoint and key set, with a locally signed JWT."""
+    import asyncio
+    import json
+
+    import jwt
+    from aiohttp import ClientSession, web
+    from microsoft_agents.hosting.aiohttp import CloudAdapter
+    from microsoft_agents.hosting.core.authorization.jwt import jwt_token_validator
+
+    from teamlore.config import Settings
+    from teamlore.connectors.teams import runner
+    from teamlore.connectors.teams.agent import TeamloreTeamsAgent
+
+    trusted, stranger = rsa_key(), rsa_key()
+    published = {
+        **json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(trusted.public_key())),
+        "kid": "k1",
+        "use": "sig",
+    }
+
+    async def main() -> list[int]:
+        async def key_set(_request: web.Request) -> web.Response:
+            return web.json_response({"keys": [published]})
+
+        async def metadata(request: web.Request) -> web.Response:
+            jwks = f"{request.url.origin()}/v1/.well-known/keys"
+            return web.json_response({"issuer": BF_ISSUER, "jwks_uri": jwks})
+
+        keys = web.Application()
+        keys.router.add_get("/v1/.well-known/keys", key_set)
+        keys.router.add_get("/v1/.well-known/openidconfiguration", metadata)
+        keys_runner = web.AppRunner(keys)
+        await keys_runner.setup()
+        site = web.TCPSite(keys_runner, "127.0.0.1", 0)
+        await site.start()
+        keys_url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+        async with (
+            ClientSession() as session,
+            session.get(f"{keys_url}/v1/.well-known/openidconfiguration") as r,
+        ):
+            jwks_uri = (await r.json())["jwks_uri"]  # where the Bot Framework's metadata says its keys are
+        # The SDK goes straight to the key set published for a token's issuer; here it is local (for
+        # the foreign issuer too, so that token fails on its issuer, not on an unreachable host).
+        for issuer in (BF_ISSUER, "https://issuer.example"):
+            monkeypatch.setitem(jwt_token_validator.BOTFRAMEWORK_JWKS_URIS, issuer, jwks_uri)
+        settings = Settings(data_dir=tmp_path / "teams", teams_app_id=APP_ID, teams_tenant_id=TENANT,
+                            teams_app_password="secret", _env_file=None)  # fmt: skip
+        configured = runner.auth_configuration(type("L", (), {"settings": settings})())
+        manager = OutboundToken(connections_configurations={"SERVICE_CONNECTION": configured})
+        agent = TeamloreTeamsAgent(lore)
+        app_runner = web.AppRunner(
+            runner.web_app(agent, CloudAdapter(connection_manager=manager), configured)
+        )
+        await app_runner.setup()
+        app_site = web.TCPSite(app_runner, "127.0.0.1", 0)
+        await app_site.start()
+        url = f"http://127.0.0.1:{app_site._server.sockets[0].getsockname()[1]}{runner.MESSAGES_PATH}"
+        tokens = [
+            signed(stranger, "k1"),  # signed by a key the key set does not hold
+            signed(trusted, "k1", aud="someone-else"),  # for another app
+            signed(trusted, "k1", exp=1_000_000, nbf=999_000),  # expired long ago
+            signed(trusted, "k1", iss="https://issuer.example"),  # right key, an issuer not allowed
+            signed(trusted, "k1"),  # control: Microsoft's key, this app
+        ]
+        statuses = []
+        async with ClientSession() as session:
+            for n, token in enumerate(tokens):
+                payload = activity(
+                    "message", f"17724410001{n:02d}", f"Decision {n}: the build server moves to rack {n}."
+                )
+                headers = {"Authorization": f"Bearer {token}"}
+                async with session.post(url, json=payload, headers=headers) as response:
+                    statuses.append(response.status)
+        await agent.worker.close()
+        await app_runner.cleanup()
+        await keys_runner.cleanup()
+        return statuses
+
+    statuses = asyncio.run(main())
+    assert statuses == [401, 401, 401, 401, 202]
+    stored = [n for n in range(5) if lore.stores.messages.get_message(TENANT, GENERAL, f"17724410001{n:02d}")]
+    assert stored == [4]

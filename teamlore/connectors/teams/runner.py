@@ -41,8 +41,11 @@ log = logging.getLogger(__name__)
 
 
 def auth_configuration(lore: Teamlore) -> AgentAuthConfiguration:
+    """The app's identity; the SDK's JWT middleware accepts a token only if Microsoft signed it
+    for this app id, and (``validate_issuer``) only from the Bot Framework or this tenant."""
     settings = lore.settings
     return AgentAuthConfiguration(
+        validate_issuer=True,
         client_id=require(settings.teams_app_id, "TEAMLORE_TEAMS_APP_ID", "the Azure Bot's app id"),
         tenant_id=require(settings.teams_tenant_id, "TEAMLORE_TEAMS_TENANT_ID", "the Entra tenant id"),
         client_secret=require(
