@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 PENDING = "+catchup"  # a catch-up's start: done once it finished
 PAGES = "+catchup-pages"  # the catch-up's own page cursor (always restarted)
 _AFTER = timedelta(milliseconds=1)  # an edit found by a catch-up: just after the stored version
-_SCAN = 500  # stored messages read per query when looking for deletes
 
 
 class Sink(Protocol):
@@ -175,7 +174,7 @@ class CatchUp:
         known = next((c for c in self.messages.channels(workspace) if c.channel == channel), None)
         gone = [
             m
-            for m in stored_between(self.messages, workspace, channel, since, until)
+            for m in self.messages.live_between(workspace, channel, since, until)
             if m.platform == platform and m.message_id not in seen and history.covers(m)
         ]
         events = []
@@ -185,18 +184,6 @@ class CatchUp:
             except InvalidInput as exc:
                 log.warning("catch-up: delete of %s skipped: %s", message.message_id, exc)
         return events
-
-
-def stored_between(
-    messages: MessageStore, workspace: str, channel: str, since: datetime, until: datetime
-) -> list[Message]:
-    """The channel's stored, not deleted messages written in [since, until)."""
-    found: list[Message] = []
-    after = ""
-    while batch := messages.live_messages(workspace, channel, after, _SCAN):
-        found.extend(m for m in batch if since <= m.ts < until)
-        after = batch[-1].message_id
-    return found
 
 
 def deleted_event(message: Message, channel: Channel | None, at: datetime) -> MessageEvent:
@@ -225,7 +212,7 @@ def is_top_level(message: Message) -> bool:
 def recent_threads(messages: MessageStore, workspace: str, channel: str, since: datetime) -> list[str]:
     """Threads with a stored reply since ``since``: a catch-up reads them whole, since a listing
     from ``since`` on does not show replies to older parents."""
-    stored = stored_between(messages, workspace, channel, since, datetime.max.replace(tzinfo=since.tzinfo))
+    stored = messages.live_between(workspace, channel, since, datetime.max.replace(tzinfo=since.tzinfo))
     return sorted({m.thread_id for m in stored if m.thread_id and not is_top_level(m)})
 
 
