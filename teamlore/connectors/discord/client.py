@@ -20,7 +20,7 @@ import discord
 from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.backfill import BackfillReport, run_backfill
-from teamlore.connectors.catchup import CatchUp, CatchUpReport, known_channels
+from teamlore.connectors.catchup import CatchUp, CatchUpReport, known_channels, recent_threads
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.discord import normalize
 from teamlore.connectors.discord.history import DiscordCatchUpHistory, DiscordHistory, threads_of
@@ -165,25 +165,39 @@ class TeamloreDiscord(discord.Client):
                 if channel is None:
                     continue  # deleted, or no longer visible to the bot
                 try:
-                    threads = await threads_of(channel, archived=False)
-                    report = await asyncio.to_thread(self._catch_up_blocking, channel, threads)
-                except discord.HTTPException as exc:
-                    log.error("discord: catch-up of #%s failed: %s", channel, exc)
-                    continue
-                except TeamloreError as exc:
+                    report = await self._catch_up_channel(channel)
+                except (discord.HTTPException, TeamloreError) as exc:
                     log.error("discord: catch-up of #%s failed: %s", channel, exc)
                     continue
                 if report is not None:
                     reports.append(report)
         return reports
 
-    def _catch_up_blocking(self, channel: Any, threads: list[Any]) -> CatchUpReport | None:
-        runner = CatchUp(
+    async def _catch_up_channel(self, channel: Any) -> CatchUpReport | None:
+        """The channel, its active threads, and the threads with a stored reply in the window
+        (archived since, perhaps, with replies posted while the bot was down)."""
+        threads = {t.id: t for t in await threads_of(channel, archived=False)}
+        since = self._catch_up_runner().since(normalize.PLATFORM, str(channel.guild.id), str(channel.id))
+        if since is not None:
+            for thread_id in recent_threads(
+                self.lore.stores.messages, str(channel.guild.id), str(channel.id), since
+            ):
+                if thread_id.isdigit() and int(thread_id) not in threads:
+                    found = await self._resolve_channel(int(thread_id), channel.guild.id)
+                    if found is not None:
+                        threads[found.id] = found
+        return await asyncio.to_thread(self._catch_up_blocking, channel, list(threads.values()))
+
+    def _catch_up_runner(self) -> CatchUp:
+        return CatchUp(
             LockedSink(self.sink, self.worker.lock),
             self.lore.stores.checkpoints,
             self.lore.stores.messages,
             timedelta(seconds=self.lore.settings.catchup_window_s),
         )
+
+    def _catch_up_blocking(self, channel: Any, threads: list[Any]) -> CatchUpReport | None:
+        runner = self._catch_up_runner()
 
         def make(target: Any, start: str) -> DiscordHistory:
             return DiscordHistory(target, self.loop, self._max_chars, after=start)
