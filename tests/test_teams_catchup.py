@@ -21,8 +21,7 @@ ROOT, REPLY, OLD, GONE, NEW, ANSWER = "1001", "1002", "1003", "1004", "1005", "1
 def connector(tmp_path, name: str, embedder, clock, url: str) -> Teamlore:
     settings = Settings(
         data_dir=tmp_path / name,
-        teams_tenant_id=TENANT,
-        teams_team_id=GROUP,
+        teams_tenant_id=TENANT,  # no TEAMLORE_TEAMS_TEAM_ID: the agent records each channel's team
         teams_graph_url=f"{url}/v1.0",
         _env_file=None,
     )
@@ -85,6 +84,7 @@ def test_a_teams_endpoint_stopped_catches_up_from_graph_delta_on_start(tmp_path,
         asked = [r for r in server.requests if r.path.endswith("/messages/delta")]
     assert len(reports) == 1 and said
     assert asked[0].query["$filter"] == "lastModifiedDateTime gt 2026-03-01T09:03:00Z"  # mark - window
+    assert asked[0].path.startswith(f"/v1.0/teams/{GROUP}/channels/")  # the team the activities named
     expected = snapshot(always, TENANT, [GENERAL], deleted=[GONE])
     assert snapshot(restarted, TENANT, [GENERAL], deleted=[GONE]) == expected
     assert expected["deleted"] == {(GENERAL, GONE): True}

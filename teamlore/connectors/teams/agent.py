@@ -22,6 +22,7 @@ from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.live import SerialWorker
+from teamlore.connectors.teams.catchup import remember_team
 from teamlore.connectors.teams.normalize import (
     Place,
     attachments_of,
@@ -55,6 +56,7 @@ class TeamloreTeamsAgent(ActivityHandler):
         self.worker = worker or SerialWorker()
         self._known = known_visibility or (lambda tenant, channel_id: None)
         self._on_join = on_join
+        self._teams_seen: set[tuple[str, str]] = set()
 
     async def on_turn(self, turn_context: TurnContext) -> None:
         try:
@@ -72,7 +74,7 @@ class TeamloreTeamsAgent(ActivityHandler):
         if activity.is_recipient_mentioned():
             await self._answer(turn_context)  # a question to the bot, not channel knowledge
             return
-        await self._deliver(self._event(EventKind.CREATED, activity))
+        await self._deliver(self._event(EventKind.CREATED, activity), _team_of(activity))
 
     async def on_message_update_activity(self, turn_context: TurnContext) -> None:
         activity = turn_context.activity
@@ -157,8 +159,14 @@ class TeamloreTeamsAgent(ActivityHandler):
             fields["attachments"] = attachments_of(activity.attachments)
         return parse_event(fields, self.lore.settings.max_message_chars)
 
-    async def _deliver(self, event: MessageEvent) -> None:
+    async def _deliver(self, event: MessageEvent, team: str = "") -> None:
         try:
+            if team and (event.workspace, event.channel) not in self._teams_seen:
+                # Graph reads a channel through its team: the catch-up on the next start needs it.
+                await self.worker.call(
+                    remember_team, self.lore.stores.checkpoints, event.workspace, event.channel, team
+                )
+                self._teams_seen.add((event.workspace, event.channel))
             await self.worker.call(self.sink.deliver, [event])
         except TeamloreError as exc:
             log.error("teams: delivery of %s failed: %s", event.message_id, exc)
@@ -196,6 +204,11 @@ class TeamloreTeamsAgent(ActivityHandler):
         (public to their team; private and shared channels, and other chats, never)."""
         known = self.lore.stores.messages.channels(tenant)
         return [c.channel for c in known if c.platform == "teams" and c.visibility is Visibility.PUBLIC]
+
+
+def _team_of(activity: Activity) -> str:
+    """The team's group id of a channel activity ("" for chats)."""
+    return str((_channel_data(activity).get("team") or {}).get("aadGroupId") or "")
 
 
 def _personal(activity: Activity) -> bool:

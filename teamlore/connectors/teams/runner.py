@@ -24,7 +24,7 @@ from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.connectors.running import Say, require
 from teamlore.connectors.teams.agent import TeamloreTeamsAgent
-from teamlore.connectors.teams.catchup import catch_up_all
+from teamlore.connectors.teams.catchup import catch_up_all, remember_team
 from teamlore.connectors.teams.graph import (
     GraphChannelHistory,
     GraphClient,
@@ -149,6 +149,7 @@ def backfill(
         )
         sink = sink or EventSink(lore)
         sink.update_channel(place.as_channel())  # known before the first message says so
+        remember_team(lore.stores.checkpoints, tenant, channel_id, team)  # the catch-up reads through it
         return run_backfill(
             PLATFORM,
             tenant,
