@@ -109,6 +109,13 @@ class Settings(BaseSettings):
         le=1,
         description="A judge verdict below this confidence makes the pair contested for review.",
     )
+    # Every connector (docs/connectors/*.md, "Catch-up after downtime").
+    catchup_window_s: float = Field(
+        86400.0,
+        ge=0,
+        description="On start and reconnect a connector re-reads each channel from this many seconds "
+        "before the last message it saw; deletes older than that, made while it was down, are missed.",
+    )
     # Slack (docs/connectors/slack.md). Secrets come only from the environment or .env.
     slack_bot_token: str = Field("", description="Slack bot token (xoxb-...), from OAuth & Permissions.")
     slack_signing_secret: str = Field(

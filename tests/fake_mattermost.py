@@ -176,7 +176,12 @@ class FakeMattermost:
         channel = request.match_info["channel_id"]
         if channel not in self.channels:
             return _error(404, "app.channel.get.existing.app_error")
-        newest_first = list(reversed(self.posts.get(channel, [])))
+        if since := int(request.query.get("since") or 0):
+            # GetPostsSince: every post changed after the time, deleted ones too; not paged.
+            changed = [p for p in self.posts.get(channel, []) if p.get("update_at", 0) > since]
+            order = [p["id"] for p in reversed(changed)]
+            return _json({"order": order, "posts": {p["id"]: p for p in changed}, "prev_post_id": ""})
+        newest_first = [p for p in reversed(self.posts.get(channel, [])) if not p.get("delete_at")]
         ids = [p["id"] for p in newest_first]
         if before := request.query.get("before"):
             newest_first = newest_first[ids.index(before) + 1 :] if before in ids else []

@@ -117,7 +117,10 @@ class FakeSlack:
             return {"ok": False, "error": "channel_not_found"}
         if not channel["is_member"]:
             return {"ok": False, "error": "not_in_channel"}
-        return _paged(self.history.get(channel["id"], []), args, "messages")
+        listed = self.history.get(channel["id"], [])
+        if args.get("oldest"):  # only messages after it (Slack's default: exclusive)
+            listed = [m for m in listed if float(m["ts"]) > float(args["oldest"])]
+        return _paged(listed, args, "messages")
 
     def _conversations_replies(self, args: dict[str, Any]) -> dict[str, Any]:
         thread = self.replies.get((args.get("channel", ""), args.get("ts", "")))

@@ -12,7 +12,6 @@ import discord
 import pytest
 
 from teamlore.connectors.discord.client import TeamloreDiscord
-from teamlore.connectors.discord.history import api_client
 from teamlore.domain import Scope, Visibility
 
 from . import discord_payloads as P
@@ -26,11 +25,10 @@ def run_bot(lore, scenario: Scenario, *, api_url: str | None = None, backfill_on
     scenario; every queued ingest has finished when this returns."""
 
     async def main() -> None:
-        history = (lambda: api_client(api_url, "test-token")) if api_url else None
-        client = TeamloreDiscord(
-            lore, history_http=history, backfill_on_join=backfill_on_join, guild_ready_timeout=0.01
-        )
+        client = TeamloreDiscord(lore, backfill_on_join=backfill_on_join, guild_ready_timeout=0.01)
         async with client:
+            if api_url:  # discord.py's own REST client (history, threads) talks to the local server
+                await client.http.static_login("test-token")
             parsers = client._connection.parsers  # what the gateway calls for each dispatch
             parsers["READY"](P.ready())
             await asyncio.wait_for(client.wait_until_ready(), 5)
@@ -38,7 +36,13 @@ def run_bot(lore, scenario: Scenario, *, api_url: str | None = None, backfill_on
             await settle(client)
             await client.worker.close()
 
-    asyncio.run(main())
+    base = discord.http.Route.BASE
+    if api_url:
+        discord.http.Route.BASE = f"{api_url}/api/v10"
+    try:
+        asyncio.run(main())
+    finally:
+        discord.http.Route.BASE = base
 
 
 async def settle(client: TeamloreDiscord) -> None:
@@ -175,7 +179,34 @@ def test_malformed_and_unknown_payloads_are_logged_and_skipped(lore, caplog):
     assert lore.stores.messages.get_message(P.GUILD, "999", P.snowflake(1)) is None
 
 
-def discord_rest(history: dict[str, list[dict[str, Any]]], posted: list[dict[str, Any]], *, limit_once=True):
+def discord_rest(
+    history: dict[str, list[dict[str, Any]]],
+    posted: list[dict[str, Any]],
+    *,
+    limit_once: bool = True,
+    active: list[dict[str, Any]] = (),
+    archived: dict[str, list[dict[str, Any]]] | None = None,
+):
+    """``discord_rest_api`` with the thread listings: the guild's active threads and each channel's
+    archived public threads."""
+    messages = discord_rest_api(history, posted, limit_once=limit_once)
+
+    def handle(request: Request) -> Response:
+        if request.path.endswith("/threads/active"):
+            return Response(body={"threads": list(active), "members": []})
+        if request.path.endswith("/threads/archived/public"):
+            channel = request.path.split("/")[-4]
+            return Response(
+                body={"threads": (archived or {}).get(channel, []), "members": [], "has_more": False}
+            )
+        return messages(request)
+
+    return handle
+
+
+def discord_rest_api(
+    history: dict[str, list[dict[str, Any]]], posted: list[dict[str, Any]], *, limit_once=True
+):
     """Discord's REST API as the bot uses it: /users/@me, channel history (``after`` and
     ``limit``, newest first, as Discord returns it), posting a message; one 429 on the first
     history call."""
@@ -192,8 +223,8 @@ def discord_rest(history: dict[str, list[dict[str, Any]]], posted: list[dict[str
         if request.method == "GET" and parts[-1] == "messages":
             if not state["limited"]:
                 state["limited"] = True
-                return Response(429, {"message": "You are being rate limited.", "retry_after": 0.05,
-                                      "global": False}, {"Retry-After": "0.05"})  # fmt: skip
+                limited = {"message": "You are being rate limited.", "retry_after": 0.05, "global": False}
+                return Response(429, limited, {"Retry-After": "0.05", "Via": "1.1 google"})
             after, limit = int(request.query.get("after", "0")), int(request.query.get("limit", "50"))
             newer = sorted(
                 (m for m in history.get(parts[-2], []) if int(m["id"]) > after), key=lambda m: int(m["id"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from teamlore.config import Settings
 from teamlore.connectors.backfill import run_backfill
 from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.delivery import EventSink
-from teamlore.connectors.running import http_server
+from teamlore.connectors.running import AsgiServer
 from teamlore.connectors.slack import runner
 from teamlore.connectors.slack.bot import SlackBot
 from teamlore.connectors.slack.directory import SlackDirectory
@@ -104,12 +103,9 @@ def endpoint(slack_lore, slack) -> Iterator[Endpoint]:
     client = WebClient(token=TOKEN, base_url=slack.base_url)
     # The listener finishes before Bolt answers, so a test reads the store right after the POST.
     bot = SlackBot(slack_lore, client, process_before_response=True)
-    server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
-    server.shutdown()
-    server.server_close()
+    server = AsgiServer(runner.events_app(bot.app), "127.0.0.1", 0).start()
+    yield Endpoint(f"http://127.0.0.1:{server.port}/slack/events", bot)
+    server.stop()
 
 
 def statements(lore: Teamlore, *channels: str) -> list[str]:
@@ -332,10 +328,9 @@ def test_joining_a_channel_backfills_it_in_the_background(slack, slack_lore):
         lambda _ws, channel: runner.backfill(slack_lore, channel, say=lambda _: None, directory=directory)
     )
     bot = SlackBot(slack_lore, client, on_join=jobs.submit, process_before_response=True)
-    server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    server = AsgiServer(runner.events_app(bot.app), "127.0.0.1", 0).start()
     try:
-        endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
+        endpoint = Endpoint(f"http://127.0.0.1:{server.port}/slack/events", bot)
         someone = {"type": "member_joined_channel", "user": "U1", "channel": "C1", "channel_type": "C"}
         endpoint.post(envelope(someone))
         jobs.join(5)
@@ -346,8 +341,7 @@ def test_joining_a_channel_backfills_it_in_the_background(slack, slack_lore):
         assert len(statements(slack_lore)) == 3
     finally:
         jobs.close()
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 def backfill_history(slack: FakeSlack, count: int = 20) -> None:
@@ -508,10 +502,9 @@ def test_socket_mode_receives_events_over_the_websocket_and_acknowledges_them(sl
 def test_acknowledged_first_then_applied_in_the_order_slack_sent(slack, slack_lore):
     """The production setting: Bolt answers Slack at once; listeners run after, one at a time."""
     bot = SlackBot(slack_lore, WebClient(token=TOKEN, base_url=slack.base_url))
-    server = http_server(runner.events_app(bot.app), "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    server = AsgiServer(runner.events_app(bot.app), "127.0.0.1", 0).start()
     try:
-        endpoint = Endpoint(f"http://127.0.0.1:{server.server_port}/slack/events", bot)
+        endpoint = Endpoint(f"http://127.0.0.1:{server.port}/slack/events", bot)
         created = envelope(message(ts(JAN5), "The launch date is 12 May."))
         changed = {
             "type": "message",
@@ -531,5 +524,4 @@ def test_acknowledged_first_then_applied_in_the_order_slack_sent(slack, slack_lo
             time.sleep(0.02)
         assert statements(slack_lore) == ["The launch date is 19 May."]
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()

@@ -137,6 +137,21 @@ def test_live_messages_page_through_a_channel_in_id_order_without_deleted_ones(s
     assert stores.messages.live_messages("T1", "C1", "5", 10) == []
 
 
+def test_live_between_returns_a_channels_live_messages_of_a_time_range_in_time_order(stores):
+    for n, mid in enumerate(("9", "1", "5", "2")):  # ids out of time order
+        stores.messages.put_message(msg(mid, f"text {mid}", ts=T0 + timedelta(minutes=n)), recorded_at=T0)
+    stores.messages.put_message(msg("0", channel="C2", ts=T0 + timedelta(minutes=1)), recorded_at=T0)
+    stores.messages.mark_deleted("T1", "C1", "5", T0)
+    found = stores.messages.live_between("T1", "C1", T0 + timedelta(minutes=1), T0 + timedelta(minutes=3))
+    assert [m.message_id for m in found] == ["1"]  # "5" is deleted, "2" is at the end bound, "9" before
+    every = stores.messages.live_between("T1", "C1", T0, T0 + timedelta(days=1))
+    assert [m.message_id for m in every] == ["9", "1", "2"] and every[0].text == "text 9"
+    assert (
+        stores.messages.live_between("T1", "C1", T0 + timedelta(microseconds=1), T0 + timedelta(minutes=1))
+        == []
+    )
+
+
 def test_author_names_are_lowercase_distinct_and_per_workspace(stores):
     stores.messages.put_message(msg("1", author_name="Alice"), recorded_at=T0)
     stores.messages.put_message(msg("2", author_name="alice", channel="C2"), recorded_at=T0)

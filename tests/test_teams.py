@@ -167,13 +167,17 @@ def test_replies_carry_their_root_post_as_thread_and_membership_sets_visibility(
     assert sheet.name == "q3-budget.xlsx" and sheet.message_id == "1772441000014"
 
 
-def test_a_personal_chat_is_dm(lore):
+def test_a_group_chat_is_dm(lore):
     chat = activity("message", "1772441000020", "The Globex renewal price is 40 dollars.")
-    chat["conversation"] = {"conversationType": "personal", "tenantId": TENANT, "id": "a:1personalchat"}
+    chat["conversation"] = {
+        "conversationType": "groupChat",
+        "tenantId": TENANT,
+        "id": "19:1groupchat@thread.v2",
+    }
     del chat["channelData"]["channel"], chat["channelData"]["team"]
     play(lore, chat)
     (dm,) = lore.stores.messages.channels(TENANT)
-    assert dm.channel == "a:1personalchat" and dm.visibility is Visibility.DM
+    assert dm.channel == "19:1groupchat@thread.v2" and dm.visibility is Visibility.DM
 
 
 def test_a_channel_rename_updates_the_channel(lore):

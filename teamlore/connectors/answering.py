@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from teamlore.app import Teamlore
@@ -58,8 +58,10 @@ class ChannelAnswerer:
         *,
         author_is_bot: bool,
         link: Link = markdown_link,
+        channels: Sequence[str] | None = None,
     ) -> Reply | None:
-        """The reply to post, or None when the bot must stay silent (bots, itself)."""
+        """The reply to post, or None when the bot must stay silent (bots, itself). ``channels``:
+        what the answer may draw on when that is not the asking channel (a 1:1 chat with the bot)."""
         if author_is_bot:
             return None
         if not self._admit(workspace, user_id):
@@ -67,7 +69,9 @@ class ChannelAnswerer:
                 f"You have asked {self._limit} questions in the last minute; try again shortly.", None
             )
         try:
-            answer = self._lore.ask(question, Scope(workspace, [channel]))
+            answer = self._lore.ask(
+                question, Scope(workspace, [channel] if channels is None else list(channels))
+            )
         except InvalidInput as exc:
             return Reply(f"I could not take that question: {exc}.", None)
         return Reply(render(answer, link), answer)

@@ -2,7 +2,8 @@
 
 Connectors (live listeners, backfills, the push endpoint) call ``EventSink.deliver`` and never
 decide the transport themselves. Inline, due pages are rewritten after each batch, as the beat
-task would do in production.
+task would do in production. Every delivery moves its channels' high-water marks (watermarks.py), so
+a connector started again knows where to catch up from.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teamlore.app import Teamlore
+from teamlore.connectors.watermarks import Watermarks
 from teamlore.domain import Channel, MessageEvent
 from teamlore.workers.pipeline import ingest
 
@@ -26,6 +28,7 @@ class EventSink:
     def __init__(self, lore: Teamlore) -> None:
         self._lore = lore
         self._producer = None
+        self._marks = Watermarks(lore.stores.checkpoints)
         if lore.settings.redis_url:
             from teamlore.workers.producer import Producer  # only production needs Celery loaded
 
@@ -40,9 +43,11 @@ class EventSink:
             return Delivered(0, 0, 0)
         if self._producer is not None:
             sent = self._producer.enqueue(list(events))
+            self._marks.advance(events)
             return Delivered(0, sent.sent + sent.replayed, sent.spooled)
         ingest(list(events), self._lore.pipeline)
         self._lore.wiki.flush()
+        self._marks.advance(events)
         return Delivered(len(events), 0, 0)
 
     def update_channel(self, channel: Channel) -> None:

@@ -1,11 +1,14 @@
-"""What every platform's runner shares: required settings, a threaded HTTP server, durations."""
+"""What every platform's runner shares: required settings, an ASGI server (uvicorn), durations."""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from typing import Any
+
+import uvicorn
 
 from teamlore.connectors.backfill import BackfillReport
 from teamlore.errors import ConfigurationError
@@ -21,18 +24,39 @@ def require(value: str, variable: str, what: str) -> str:
     return value.strip()
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class AsgiServer:
+    """uvicorn serving an ASGI app (port 0: a free port); put a TLS proxy in front of it."""
 
+    def __init__(self, app: Callable[..., Any], host: str, port: int) -> None:
+        config = uvicorn.Config(
+            app, host=host, port=port, lifespan="off", ws="none", access_log=False, log_level="warning"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the stdlib's name)
-        log.debug("%s %s", self.address_string(), format % args)
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (Ctrl-C, SIGTERM)."""
+        self._server.run()
 
+    def start(self, timeout_s: float = 10.0) -> AsgiServer:
+        """Serve in a background thread; returns once the port is bound."""
+        self._thread = threading.Thread(target=self._server.run, name="teamlore-asgi", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise OSError("the HTTP server did not start (is the port in use?)")
+            time.sleep(0.01)
+        return self
 
-def http_server(app: Callable, host: str, port: int) -> WSGIServer:
-    """A threaded WSGI server (port 0: a free port); put a TLS proxy in front of it."""
-    return make_server(host, port, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    @property
+    def port(self) -> int:
+        return int(self._server.servers[0].sockets[0].getsockname()[1])
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
 
 
 def duration(seconds: float) -> str:

@@ -211,6 +211,10 @@ class MessageStore(Protocol):
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
+    def live_between(self, workspace: str, channel: str, since: datetime, until: datetime) -> list[Message]:
+        """Stored, not deleted messages of a channel posted in [since, until), in time order."""
+        ...
+
     def put_attachments(
         self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
     ) -> None: ...

@@ -12,20 +12,21 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import discord
-import httpx
 
 from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.backfill import BackfillReport, run_backfill
+from teamlore.connectors.catchup import CatchUp, CatchUpReport, known_channels, recent_threads
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.discord import normalize
-from teamlore.connectors.discord.history import DiscordHistory
+from teamlore.connectors.discord.history import DiscordCatchUpHistory, DiscordHistory, threads_of
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.domain import MessageEvent
-from teamlore.errors import InvalidInput, TeamloreError
+from teamlore.errors import BackendUnavailable, InvalidInput, TeamloreError
 
 log = logging.getLogger(__name__)
 MAX_REPLY_CHARS = 2000  # Discord's limit for one message
@@ -46,7 +47,6 @@ class TeamloreDiscord(discord.Client):
         self,
         lore: Teamlore,
         *,
-        history_http: Callable[[], httpx.Client] | None = None,
         backfill_on_join: bool = True,
         **options: Any,
     ) -> None:
@@ -55,7 +55,6 @@ class TeamloreDiscord(discord.Client):
         self.sink = EventSink(lore)
         self.answerer = ChannelAnswerer(lore)
         self.worker = SerialWorker()
-        self._history_http = history_http
         self._backfill_on_join = backfill_on_join
         self._guard_parsers()
 
@@ -93,6 +92,13 @@ class TeamloreDiscord(discord.Client):
             log.info("discord: channel %s is now #%s (%s)", new.channel, new.channel_name, new.visibility)
             await self.worker.call(self.sink.update_channel, new.as_channel())
 
+    async def on_ready(self) -> None:
+        """The first connection, and every reconnection that could not resume its session."""
+        await self.catch_up()
+
+    async def on_resumed(self) -> None:
+        await self.catch_up()  # Discord replays a resumed session; the overlap is harmless
+
     async def on_guild_join(self, guild: discord.Guild) -> None:
         if self._backfill_on_join:
             await self.backfill_guild(guild)
@@ -103,9 +109,9 @@ class TeamloreDiscord(discord.Client):
     # -- backfill -----------------------------------------------------------------------
 
     async def backfill_guild(self, guild: discord.Guild, restart: bool = False) -> list[BackfillReport]:
-        """Every text channel the bot may read, threads seen in them included."""
+        """Every text and forum channel the bot may read, with their threads."""
         reports = []
-        for channel in guild.text_channels:
+        for channel in [*guild.text_channels, *guild.forums]:
             allowed = channel.permissions_for(guild.me)
             if not (allowed.view_channel and allowed.read_message_history):
                 continue  # private channels only where the bot has been let in
@@ -113,36 +119,94 @@ class TeamloreDiscord(discord.Client):
         return reports
 
     async def backfill_channel(self, channel: Any, restart: bool = False) -> list[BackfillReport]:
-        if self._history_http is None:
-            raise TeamloreError("no Discord REST client configured for backfill")
-        return await asyncio.to_thread(self._backfill_blocking, channel, restart)
+        """The channel, then every thread of it: active, archived, and started from its messages."""
+        try:
+            threads = await threads_of(channel)
+        except discord.HTTPException as exc:
+            raise BackendUnavailable(f"Discord: threads of #{channel}: {exc}") from exc
+        return await asyncio.to_thread(self._backfill_blocking, [channel, *threads], restart)
 
-    def _backfill_blocking(self, channel: Any, restart: bool) -> list[BackfillReport]:
-        assert self._history_http is not None
+    def _backfill_blocking(self, pending: list[Any], restart: bool) -> list[BackfillReport]:
         sink = LockedSink(self.sink, self.worker.lock)
-        reports = []
-        with self._history_http() as http:
-            pending = [channel]
-            while pending:
-                target = pending.pop(0)
-                history = DiscordHistory(http, target, self._connection, self._max_chars)
-                workspace = str(target.guild.id)
-                report = run_backfill(
-                    normalize.PLATFORM,
-                    workspace,
-                    str(target.id),
-                    history,
-                    sink,
-                    self.lore.stores.checkpoints,
-                    restart=restart,
-                    progress=lambda pages, total, _, t=target: log.info(
-                        "discord backfill #%s: %d page(s), %d message(s)", t, pages, total
-                    ),
-                )
-                log.info("discord backfill #%s: %s", target, report)
-                reports.append(report)
-                pending.extend(history.threads.values())
+        reports, done = [], set()
+        while pending:
+            target = pending.pop(0)
+            if target.id in done:
+                continue
+            done.add(target.id)
+            history = DiscordHistory(target, self.loop, self._max_chars)
+            report = run_backfill(
+                normalize.PLATFORM,
+                str(target.guild.id),
+                str(target.id),
+                history,
+                sink,
+                self.lore.stores.checkpoints,
+                restart=restart,
+                progress=lambda pages, total, _, t=target: log.info(
+                    "discord backfill #%s: %d page(s), %d message(s)", t, pages, total
+                ),
+            )
+            log.info("discord backfill #%s: %s", target, report)
+            reports.append(report)
+            pending.extend(history.threads.values())
         return reports
+
+    # -- catch-up after downtime ---------------------------------------------------------
+
+    async def catch_up(self) -> list[CatchUpReport]:
+        """Every channel the store knows in the bot's guilds, from its high-water mark on."""
+        reports = []
+        if self.http.token is None:
+            return reports  # not logged in: nothing can be read
+        for guild in self.guilds:
+            for channel_id in known_channels(self.lore.stores.messages, str(guild.id), normalize.PLATFORM):
+                channel = guild.get_channel(int(channel_id)) if channel_id.isdigit() else None
+                if channel is None:
+                    continue  # deleted, or no longer visible to the bot
+                try:
+                    report = await self._catch_up_channel(channel)
+                except (discord.HTTPException, TeamloreError) as exc:
+                    log.error("discord: catch-up of #%s failed: %s", channel, exc)
+                    continue
+                if report is not None:
+                    reports.append(report)
+        return reports
+
+    async def _catch_up_channel(self, channel: Any) -> CatchUpReport | None:
+        """The channel, its active threads, and the threads with a stored reply in the window
+        (archived since, perhaps, with replies posted while the bot was down)."""
+        threads = {t.id: t for t in await threads_of(channel, archived=False)}
+        since = self._catch_up_runner().since(normalize.PLATFORM, str(channel.guild.id), str(channel.id))
+        if since is not None:
+            for thread_id in recent_threads(
+                self.lore.stores.messages, str(channel.guild.id), str(channel.id), since
+            ):
+                if thread_id.isdigit() and int(thread_id) not in threads:
+                    found = await self._resolve_channel(int(thread_id), channel.guild.id)
+                    if found is not None:
+                        threads[found.id] = found
+        return await asyncio.to_thread(self._catch_up_blocking, channel, list(threads.values()))
+
+    def _catch_up_runner(self) -> CatchUp:
+        return CatchUp(
+            LockedSink(self.sink, self.worker.lock),
+            self.lore.stores.checkpoints,
+            self.lore.stores.messages,
+            timedelta(seconds=self.lore.settings.catchup_window_s),
+        )
+
+    def _catch_up_blocking(self, channel: Any, threads: list[Any]) -> CatchUpReport | None:
+        runner = self._catch_up_runner()
+
+        def make(target: Any, start: str) -> DiscordHistory:
+            return DiscordHistory(target, self.loop, self._max_chars, after=start)
+
+        def history_for(since: datetime) -> DiscordCatchUpHistory:
+            after = str(discord.utils.time_snowflake(since, high=False))
+            return DiscordCatchUpHistory(make, channel, after, threads)
+
+        return runner.run(normalize.PLATFORM, str(channel.guild.id), str(channel.id), history_for)
 
     # -- internals ----------------------------------------------------------------------
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import discord
-import httpx
 
 from teamlore.app import Teamlore
 from teamlore.connectors.backfill import BackfillReport
 from teamlore.connectors.discord.client import TeamloreDiscord
-from teamlore.connectors.discord.history import api_client
 from teamlore.connectors.running import Say, require
 from teamlore.errors import BackendUnavailable, InvalidInput
 
@@ -20,17 +17,15 @@ def _token(lore: Teamlore) -> str:
     return require(lore.settings.discord_token, "TEAMLORE_DISCORD_TOKEN", "the bot token")
 
 
-def _history(lore: Teamlore, token: str) -> Callable[[], httpx.Client]:
-    # discord.py's own REST calls (login, channels, replies) go to the same configured API.
+def _use_api(lore: Teamlore) -> None:
+    # discord.py's REST calls (login, history, threads, replies) go to the configured API.
     discord.http.Route.BASE = lore.settings.discord_api_url.rstrip("/")
-    return lambda: api_client(lore.settings.discord_api_url, token)
 
 
 def listen(lore: Teamlore, say: Say) -> None:
     token = _token(lore)
-    client = TeamloreDiscord(
-        lore, history_http=_history(lore, token), backfill_on_join=lore.settings.discord_backfill_on_join
-    )
+    _use_api(lore)
+    client = TeamloreDiscord(lore, backfill_on_join=lore.settings.discord_backfill_on_join)
     say("Discord: connecting to the gateway (message content intent required)")
     try:
         client.run(token, log_handler=None)  # handles reconnects; returns on Ctrl-C
@@ -55,7 +50,8 @@ def backfill(lore: Teamlore, channel: str, *, say: Say, restart: bool = False) -
 
 
 async def _backfill(lore: Teamlore, token: str, channel_id: int, restart: bool) -> list[BackfillReport]:
-    client = TeamloreDiscord(lore, history_http=_history(lore, token), backfill_on_join=False)
+    _use_api(lore)
+    client = TeamloreDiscord(lore, backfill_on_join=False)
     async with client:
         try:
             await client.login(token)

@@ -2,9 +2,10 @@
 
 ``posted``, ``post_edited`` and ``post_deleted`` carry the post as a JSON string in
 ``data.post``; ``channel_updated`` carries the channel the same way (renames); ``user_added``
-for the bot itself starts a backfill. Frames are handled one at a time, in order, on a worker
-thread (the store and the REST calls block), and a frame that cannot be used is logged and
-skipped: nothing a frame holds can stop the listener.
+for the bot itself starts a backfill; ``hello`` (every connection and reconnection) a catch-up.
+Frames are handled one at a time, in order, on a worker thread (the store and the REST calls
+block), and a frame that cannot be used is logged and skipped: nothing a frame holds can stop
+the listener.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class MattermostListener:
         sink: EventSink | None = None,
         answerer: ChannelAnswerer | None = None,
         on_join: OnJoin | None = None,
+        on_connect: Callable[[], object] | None = None,
     ) -> None:
         self.directory = MattermostDirectory(driver)
         self.context = PostContext(workspace, server_url.rstrip("/"), lore.settings.max_message_chars)
@@ -67,6 +69,7 @@ class MattermostListener:
         self._sink = sink or EventSink(lore)
         self._answerer = answerer or ChannelAnswerer(lore)
         self._on_join = on_join
+        self._on_connect = on_connect
 
     async def run(self, websocket_cls: type[Websocket] = Websocket) -> None:
         """Connect, authenticate with the bot's token and handle frames until cancelled."""
@@ -103,6 +106,8 @@ class MattermostListener:
                 self._user_added(data, broadcast)
             elif event == "hello":
                 log.info("Mattermost websocket connected (server %s)", data.get("server_version"))
+                if self._on_connect is not None:
+                    self._on_connect()  # what was posted while the socket was down
             else:
                 log.debug("Mattermost event %r is not used; skipped", event)
 

@@ -15,7 +15,9 @@ from mattermostautodriver.exceptions import InvalidMattermostError
 from teamlore.app import Teamlore
 from teamlore.connectors.backfill import BackfillReport, run_backfill
 from teamlore.connectors.background import BackgroundBackfills
+from teamlore.connectors.catchup import CatchUpReport
 from teamlore.connectors.delivery import EventSink
+from teamlore.connectors.mattermost.catchup import catch_up_all
 from teamlore.connectors.mattermost.directory import MattermostDirectory
 from teamlore.connectors.mattermost.history import MattermostHistory
 from teamlore.connectors.mattermost.listener import MattermostListener, workspace_of
@@ -54,7 +56,15 @@ def listen(lore: Teamlore, say: Say) -> None:
     driver = driver_for(lore, keepalive=True)  # reconnect when the server drops the socket
     workspace = workspace_of(settings.mattermost_workspace, settings.mattermost_url)
     backfills = BackgroundBackfills(lambda _ws, channel: backfill(lore, channel, say=say))
-    listener = MattermostListener(lore, driver, settings.mattermost_url, workspace, on_join=backfills.submit)
+    catchups = BackgroundBackfills(lambda _ws, _all: catch_up(lore, say=say))
+    listener = MattermostListener(
+        lore,
+        driver,
+        settings.mattermost_url,
+        workspace,
+        on_join=backfills.submit,
+        on_connect=lambda: catchups.submit(workspace, "every channel"),
+    )
     say(
         f"Mattermost {settings.mattermost_url} as @{listener.directory.me.get('username')}: "
         f"workspace {workspace}"
@@ -63,6 +73,16 @@ def listen(lore: Teamlore, say: Say) -> None:
         asyncio.run(listener.run())
     finally:
         backfills.close()
+        catchups.close()
+        driver.close()
+
+
+def catch_up(lore: Teamlore, *, say: Say, sleep: Callable[[float], None] = time.sleep) -> list[CatchUpReport]:
+    """Every known channel, from its high-water mark (a driver of its own: 429s reach the loop)."""
+    driver = driver_for(lore, max_retries=0)
+    try:
+        return catch_up_all(lore, driver, say=say, sleep=sleep)
+    finally:
         driver.close()
 
 

@@ -4,7 +4,8 @@ Every call is exactly one Web API request (conversations.history, or conversatio
 thread found on an earlier page), so the loop's ``min_interval_s`` is Slack's per-method limit:
 one call a minute and 15 messages a call for apps outside the Marketplace. The cursor stored in
 the checkpoint holds Slack's cursor and the threads still to read, so a resumed backfill picks up
-exactly where it stopped.
+exactly where it stopped. A catch-up (catchup.py) gives ``oldest`` and the threads recently
+active in the store: history from that time on, and those threads in full.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from teamlore.connectors.backfill import START, Page, RateLimited
 from teamlore.connectors.slack.events import message_event
 from teamlore.connectors.slack_export import SlackChannel, SlackContext, slack_time
-from teamlore.domain import MessageEvent
+from teamlore.domain import Message, MessageEvent
 from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.retry_after import retry_after
 
@@ -57,6 +58,8 @@ class Estimate:
 class SlackHistory:
     """``fetch_page`` for one channel; also estimates what is left from what it has seen."""
 
+    lists_window = True  # history lists every message that exists: a missing one was deleted
+
     def __init__(
         self,
         client: WebClient,
@@ -69,6 +72,8 @@ class SlackHistory:
         skip_authors: Collection[str] = (),
         bot_user_id: str = "",
         monotonic: Callable[[], float] = time.monotonic,
+        oldest: float | None = None,
+        threads: Sequence[str] = (),
     ) -> None:
         self._client = client
         self._channel = channel
@@ -80,13 +85,18 @@ class SlackHistory:
         self._mention = f"<@{bot_user_id}" if bot_user_id else None
         self._monotonic = monotonic
         self._state = _State()
+        self._oldest_asked = oldest
+        self._first_threads = list(dict.fromkeys(threads))
+        self.threads_read: set[str] = set()
         self._history_calls = self._threads_found = 0
         self._call_seconds: list[float] = []
         self._newest: float | None = None
         self._oldest: float | None = None
 
     def __call__(self, cursor: str) -> Page:
-        state = self._state = _State.load(cursor)
+        state = self._state = (
+            _State.load(cursor) if cursor != START else _State(threads=list(self._first_threads))
+        )
         events = self._replies(state) if state.threads else self._history(state)
         self._state = state
         return Page(sorted(events, key=lambda e: e.ts), state.dump())
@@ -97,11 +107,13 @@ class SlackHistory:
             channel=self._channel.id,
             limit=self._page_size,
             cursor=state.history or None,
+            oldest=None if self._oldest_asked is None else f"{self._oldest_asked:.6f}",
         )
         self._history_calls += 1
         messages = [m for m in found.get("messages", []) if isinstance(m, dict)]
         for message in messages:
-            if message.get("reply_count") and message.get("thread_ts") == message.get("ts"):
+            parent = message.get("thread_ts") == message.get("ts")
+            if message.get("reply_count") and parent and message["ts"] not in state.threads:
                 state.threads.append(message["ts"])
                 self._threads_found += 1
             self._saw(message.get("ts"))
@@ -110,13 +122,18 @@ class SlackHistory:
 
     def _replies(self, state: _State) -> list[MessageEvent]:
         parent = state.threads[0]
+        if parent in self.threads_read and not state.replies:
+            state.threads.pop(0)  # listed twice (from the store, then in history): read once
+            return []
         found = self._call(
             "conversations_replies",
             channel=self._channel.id,
             ts=parent,
             limit=self._page_size,
             cursor=state.replies or None,
+            gone_if="thread_not_found",
         )
+        self.threads_read.add(parent)
         replies = [m for m in found.get("messages", []) if isinstance(m, dict) and m.get("ts") != parent]
         following = _next_cursor(found)
         if following is None:
@@ -140,7 +157,12 @@ class SlackHistory:
                 events.append(found)
         return events
 
-    def _call(self, method: str, **args: Any) -> Mapping[str, Any]:
+    def covers(self, message: Message) -> bool:
+        """A top-level message is listed by history; a reply, if its thread was read."""
+        top = message.thread_id is None or message.thread_id == message.message_id
+        return top or message.thread_id in self.threads_read
+
+    def _call(self, method: str, gone_if: str = "", **args: Any) -> Mapping[str, Any]:
         started = self._monotonic()
         try:
             response = getattr(self._client, method)(**args)
@@ -149,6 +171,8 @@ class SlackHistory:
                 asked = retry_after(exc.response.headers or {})
                 raise RateLimited(asked if asked is not None else max(self._interval_s, 1.0)) from exc
             error = exc.response.get("error")
+            if gone_if and error == gone_if:
+                return {"messages": [], "has_more": False}  # e.g. a thread deleted with its parent
             if error == "channel_not_found":
                 raise InvalidInput(
                     f"Slack knows no channel {self._channel.id} (or the bot cannot see it)"

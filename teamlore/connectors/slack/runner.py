@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from typing import Any
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -13,8 +15,9 @@ from teamlore.app import Teamlore
 from teamlore.connectors.backfill import BackfillReport, run_backfill
 from teamlore.connectors.background import BackgroundBackfills
 from teamlore.connectors.delivery import EventSink
-from teamlore.connectors.running import Say, duration, http_server, require, say_backfill_end
+from teamlore.connectors.running import AsgiServer, Say, duration, require, say_backfill_end
 from teamlore.connectors.slack.bot import SlackBot
+from teamlore.connectors.slack.catchup import catch_up_all
 from teamlore.connectors.slack.directory import SlackDirectory
 from teamlore.connectors.slack.history import SlackHistory
 from teamlore.connectors.slack_export import SlackContext
@@ -26,20 +29,25 @@ log = logging.getLogger(__name__)
 
 
 def events_app(app: App, path: str = EVENTS_PATH) -> Callable:
-    """Bolt's WSGI adapter, with a body Bolt cannot parse answered 400 instead of a traceback."""
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
+    """Bolt's ASGI adapter, with each request dispatched off the event loop (Bolt's App is
+    synchronous) and a body Bolt cannot parse answered 400 instead of a traceback."""
+    from slack_bolt.adapter.asgi import SlackRequestHandler
+    from slack_bolt.request import BoltRequest
+    from slack_bolt.response import BoltResponse
 
-    handler = SlackRequestHandler(app, path)
+    class Handler(SlackRequestHandler):
+        async def dispatch(self, request: Any) -> BoltResponse:
+            body = await request.get_raw_body()
+            try:
+                bolt = BoltRequest(body=body, query=request.query_string, headers=request.get_headers())
+            except ValueError as exc:  # JSON or form Bolt could not read; nothing was dispatched
+                log.warning("Slack request skipped: unreadable body (%s)", exc)
+                return BoltResponse(
+                    status=400, body="unreadable request body", headers={"content-type": "text/plain"}
+                )
+            return await asyncio.to_thread(self.app.dispatch, bolt)
 
-    def serve(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        try:
-            return handler(environ, start_response)
-        except ValueError as exc:  # JSON or form Bolt could not read; nothing was dispatched
-            log.warning("Slack request skipped: unreadable body (%s)", exc)
-            start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"unreadable request body"]
-
-    return serve
+    return Handler(app, path)
 
 
 def socket_mode(app: App, app_token: str):
@@ -54,6 +62,17 @@ def client_for(lore: Teamlore) -> WebClient:
     return WebClient(token=token, base_url=lore.settings.slack_api_url)
 
 
+def catch_up_on_hello(handler: Any, catch_up: Callable[[], object]) -> None:
+    """Socket Mode: Slack says ``hello`` on every connection, the first and each reconnection;
+    each one starts a catch-up of what was posted while the socket was down."""
+
+    def on_message(_client: Any, message: dict, _raw: str | None) -> None:
+        if message.get("type") == "hello":
+            catch_up()
+
+    handler.client.message_listeners.append(on_message)
+
+
 def listen(lore: Teamlore, say: Say) -> None:
     settings = lore.settings
     client = client_for(lore)
@@ -61,23 +80,28 @@ def listen(lore: Teamlore, say: Say) -> None:
     backfills = BackgroundBackfills(
         lambda _ws, channel: backfill(lore, channel, say=say, directory=directory)
     )
+    catchups = BackgroundBackfills(lambda _ws, _all: catch_up_all(lore, SlackDirectory(client), say=say))
     bot = SlackBot(lore, client, on_join=backfills.submit)
     team = bot.directory.identity().team_id
     if settings.slack_mode == "socket":
         say(f"Slack workspace {team}: listening through Socket Mode")
+        handler = socket_mode(bot.app, settings.slack_app_token)
+        catch_up_on_hello(handler, lambda: catchups.submit(team, "every channel"))
         try:
-            socket_mode(bot.app, settings.slack_app_token).start()
+            handler.start()
         finally:
             backfills.close()
+            catchups.close()
         return
+    catchups.submit(team, "every channel")  # what was posted while the endpoint was down
     require(settings.slack_signing_secret, "TEAMLORE_SLACK_SIGNING_SECRET", "verifies Slack's requests")
-    server = http_server(events_app(bot.app), settings.slack_host, settings.slack_port)
-    say(f"Slack workspace {team}: events at http://{settings.slack_host}:{server.server_port}{EVENTS_PATH}")
+    server = AsgiServer(events_app(bot.app), settings.slack_host, settings.slack_port)
+    say(f"Slack workspace {team}: events at http://{settings.slack_host}:{settings.slack_port}{EVENTS_PATH}")
     try:
         server.serve_forever()
     finally:
-        server.server_close()
         backfills.close()
+        catchups.close()
 
 
 def backfill(

@@ -3,7 +3,9 @@
 Activities handled: ``message`` (a post or reply; one that mentions the bot is a question),
 ``messageUpdate`` with channelData ``eventType`` ``editMessage``, ``messageDelete`` with
 ``softDeleteMessage``, and ``conversationUpdate`` with ``channelRenamed``. Anything else is logged
-and skipped. The bot never answers a bot, itself included.
+and skipped. The bot never answers a bot, itself included. In a 1:1 (personal) chat nobody
+mentions the bot: every message there is a question, answered from the tenant's standard
+channels, and nothing said there is stored.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.live import SerialWorker
+from teamlore.connectors.teams.catchup import remember_team
 from teamlore.connectors.teams.normalize import (
     Place,
     attachments_of,
@@ -53,6 +56,7 @@ class TeamloreTeamsAgent(ActivityHandler):
         self.worker = worker or SerialWorker()
         self._known = known_visibility or (lambda tenant, channel_id: None)
         self._on_join = on_join
+        self._teams_seen: set[tuple[str, str]] = set()
 
     async def on_turn(self, turn_context: TurnContext) -> None:
         try:
@@ -64,13 +68,18 @@ class TeamloreTeamsAgent(ActivityHandler):
         activity = turn_context.activity
         if _from_a_bot(activity):
             return
+        if _personal(activity):
+            await self._answer(turn_context, personal=True)
+            return
         if activity.is_recipient_mentioned():
             await self._answer(turn_context)  # a question to the bot, not channel knowledge
             return
-        await self._deliver(self._event(EventKind.CREATED, activity))
+        await self._deliver(self._event(EventKind.CREATED, activity), _team_of(activity))
 
     async def on_message_update_activity(self, turn_context: TurnContext) -> None:
         activity = turn_context.activity
+        if _personal(activity):
+            return  # questions to the bot: never stored, so nothing to edit
         if _event_type(activity) != "editMessage" or _from_a_bot(activity):
             log.info("teams: messageUpdate %s ignored", _event_type(activity) or "(no eventType)")
             return
@@ -80,6 +89,8 @@ class TeamloreTeamsAgent(ActivityHandler):
 
     async def on_message_delete_activity(self, turn_context: TurnContext) -> None:
         activity = turn_context.activity
+        if _personal(activity):
+            return
         if _event_type(activity) != "softDeleteMessage":
             log.info("teams: messageDelete %s ignored", _event_type(activity) or "(no eventType)")
             return
@@ -148,16 +159,26 @@ class TeamloreTeamsAgent(ActivityHandler):
             fields["attachments"] = attachments_of(activity.attachments)
         return parse_event(fields, self.lore.settings.max_message_chars)
 
-    async def _deliver(self, event: MessageEvent) -> None:
+    async def _deliver(self, event: MessageEvent, team: str = "") -> None:
         try:
+            if team and (event.workspace, event.channel) not in self._teams_seen:
+                # Graph reads a channel through its team: the catch-up on the next start needs it.
+                await self.worker.call(
+                    remember_team, self.lore.stores.checkpoints, event.workspace, event.channel, team
+                )
+                self._teams_seen.add((event.workspace, event.channel))
             await self.worker.call(self.sink.deliver, [event])
         except TeamloreError as exc:
             log.error("teams: delivery of %s failed: %s", event.message_id, exc)
 
-    async def _answer(self, turn_context: TurnContext) -> None:
+    async def _answer(self, turn_context: TurnContext, personal: bool = False) -> None:
         activity = turn_context.activity
         place = self._place(activity)
-        question = to_text(activity.remove_recipient_mention() or "")
+        channels = self._standard_channels(place.workspace) if personal else None
+        if channels == []:
+            await turn_context.send_activity(MessageFactory.text("I know no standard channel here yet."))
+            return
+        question = to_text(activity.remove_recipient_mention() or activity.text or "")
         ask = functools.partial(
             self.answerer.reply,
             place.workspace,
@@ -166,6 +187,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             question,
             author_is_bot=False,  # bots were turned away before; the rate limit still applies
             link=markdown_link,
+            channels=channels,
         )
         try:
             reply = await self.worker.call(ask)
@@ -176,6 +198,21 @@ class TeamloreTeamsAgent(ActivityHandler):
             answer = MessageFactory.text(reply.text)
             answer.text_format = "markdown"
             await turn_context.send_activity(answer)
+
+    def _standard_channels(self, tenant: str) -> list[str]:
+        """What a 1:1 chat may be answered from: the tenant's standard channels the store knows
+        (public to their team; private and shared channels, and other chats, never)."""
+        known = self.lore.stores.messages.channels(tenant)
+        return [c.channel for c in known if c.platform == "teams" and c.visibility is Visibility.PUBLIC]
+
+
+def _team_of(activity: Activity) -> str:
+    """The team's group id of a channel activity ("" for chats)."""
+    return str((_channel_data(activity).get("team") or {}).get("aadGroupId") or "")
+
+
+def _personal(activity: Activity) -> bool:
+    return getattr(activity.conversation, "conversation_type", None) == "personal"
 
 
 def _from_a_bot(activity: Activity) -> bool:

@@ -2,14 +2,18 @@
 
 ``GET /teams/{team}/channels/{channel}/messages?$expand=replies`` pages through ``@odata.nextLink``;
 that link is the backfill cursor, so a backfill resumes at the page after the last one delivered.
+A post's replies past the 1,000 Graph inlines follow its ``replies@odata.nextLink``.
 A 429 becomes ``RateLimited`` with Graph's Retry-After. The bearer token is only ever sent to the
-configured Graph host: a next link pointing elsewhere is refused.
+configured Graph host: a next link pointing elsewhere is refused. A catch-up (catchup.py) reads
+``messages/delta?$filter=lastModifiedDateTime gt SINCE`` instead: every root post changed since
+then (a new reply changes its root), with its replies, deleted ones carrying ``deletedDateTime``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -17,7 +21,7 @@ import httpx
 
 from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.teams.normalize import Place, attachments_of, permalink, thread_of, to_text
-from teamlore.domain import EventKind, MessageEvent, parse_event
+from teamlore.domain import EventKind, Message, MessageEvent, parse_event
 from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.retry_after import retry_after
 
@@ -92,8 +96,9 @@ class GraphClient:
             raise RateLimited(1.0 if asked is None else asked)
         if response.status_code in (401, 403):
             raise BackendUnavailable(
-                f"Microsoft Graph refused {urlsplit(url).path} ({response.status_code}): the app needs "
-                "the ChannelMessage.Read.All and Channel.ReadBasic.All application permissions"
+                f"Microsoft Graph refused {urlsplit(url).path} ({response.status_code}): install the Teams "
+                "app in the team (its consent grants ChannelMessage.Read.Group and "
+                "ChannelSettings.Read.Group for that team)"
             )
         if response.is_error:
             raise BackendUnavailable(f"Microsoft Graph {urlsplit(url).path}: HTTP {response.status_code}")
@@ -112,6 +117,8 @@ class GraphClient:
 class GraphChannelHistory:
     """One channel's messages and their replies, a page at a time."""
 
+    lists_window = False  # a delta read returns deleted messages themselves
+
     def __init__(
         self,
         graph: GraphClient,
@@ -120,15 +127,20 @@ class GraphChannelHistory:
         max_chars: int,
         skip_app_id: str = "",
         page_size: int | None = None,
+        changed_since: datetime | None = None,
     ) -> None:
         self._graph = graph
-        self._first = (
-            f"/teams/{quote(team_id, safe='')}/channels/{quote(place.channel, safe='')}/messages"
-            f"?$top={page_size or PAGE_SIZE}&$expand=replies"
-        )
+        messages = f"/teams/{quote(team_id, safe='')}/channels/{quote(place.channel, safe='')}/messages"
+        self._first = f"{messages}?$top={page_size or PAGE_SIZE}&$expand=replies"
+        if changed_since is not None:
+            since = changed_since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._first = f"{messages}/delta?$filter=lastModifiedDateTime gt {since}&$expand=replies"
         self._place = place
         self._max_chars = max_chars
         self._skip = skip_app_id
+
+    def covers(self, message: Message) -> bool:
+        return False  # nothing is inferred from absence
 
     def __call__(self, cursor: str) -> Page:
         body = self._graph.get(cursor or self._first)
@@ -136,7 +148,7 @@ class GraphChannelHistory:
         for message in body.get("value") or []:
             if not isinstance(message, dict):
                 continue
-            for item in [message, *[r for r in message.get("replies") or [] if isinstance(r, dict)]]:
+            for item in [message, *self._replies(message)]:
                 try:
                     event = graph_event(item, self._place, self._max_chars, self._skip)
                 except InvalidInput as exc:
@@ -146,6 +158,16 @@ class GraphChannelHistory:
                     events.append(event)
         events.sort(key=lambda e: e.ts)
         return Page(events, body.get("@odata.nextLink") or None)
+
+    def _replies(self, message: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """``$expand=replies`` inlines at most 1,000 replies; the rest follow its next link."""
+        replies = [r for r in message.get("replies") or [] if isinstance(r, dict)]
+        link = message.get("replies@odata.nextLink")
+        while isinstance(link, str) and link:
+            body = self._graph.get(link)  # a 429 here retries the whole page: delivery is idempotent
+            replies += [r for r in body.get("value") or [] if isinstance(r, dict)]
+            link = body.get("@odata.nextLink")
+        return replies
 
 
 def graph_http(base_url: str, timeout_s: float = 30.0) -> httpx.Client:

@@ -24,6 +24,7 @@ from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.connectors.running import Say, require
 from teamlore.connectors.teams.agent import TeamloreTeamsAgent
+from teamlore.connectors.teams.catchup import catch_up_all, remember_team
 from teamlore.connectors.teams.graph import (
     GraphChannelHistory,
     GraphClient,
@@ -40,8 +41,11 @@ log = logging.getLogger(__name__)
 
 
 def auth_configuration(lore: Teamlore) -> AgentAuthConfiguration:
+    """The app's identity; the SDK's JWT middleware accepts a token only if Microsoft signed it
+    for this app id, and (``validate_issuer``) only from the Bot Framework or this tenant."""
     settings = lore.settings
     return AgentAuthConfiguration(
+        validate_issuer=True,
         client_id=require(settings.teams_app_id, "TEAMLORE_TEAMS_APP_ID", "the Azure Bot's app id"),
         tenant_id=require(settings.teams_tenant_id, "TEAMLORE_TEAMS_TENANT_ID", "the Entra tenant id"),
         client_secret=require(
@@ -92,6 +96,10 @@ def listen(lore: Teamlore, say: Say) -> None:
         on_join=lambda team: backfills.submit(team, "standard channels"),
     )
     settings = lore.settings
+    catchups = BackgroundBackfills(
+        lambda _t, _all: catch_up_all(lore, _graph_token(lore), say=say, sink=sink)
+    )
+    catchups.submit(settings.teams_tenant_id, "every channel")  # what was posted while the endpoint was down
     say(f"Teams: messaging endpoint at http://{settings.teams_host}:{settings.teams_port}{MESSAGES_PATH}")
     try:
         web.run_app(
@@ -99,6 +107,7 @@ def listen(lore: Teamlore, say: Say) -> None:
         )
     finally:
         backfills.close()
+        catchups.close()
 
 
 def backfill_team(lore: Teamlore, team: str, *, say: Say, sink: EventSink | None = None) -> None:
@@ -140,6 +149,7 @@ def backfill(
         )
         sink = sink or EventSink(lore)
         sink.update_channel(place.as_channel())  # known before the first message says so
+        remember_team(lore.stores.checkpoints, tenant, channel_id, team)  # the catch-up reads through it
         return run_backfill(
             PLATFORM,
             tenant,

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (workspace, channel, message_id)
 );
 CREATE INDEX IF NOT EXISTS messages_author ON messages (workspace, author_id);
+CREATE INDEX IF NOT EXISTS messages_time ON messages (workspace, channel, ts);
 -- Files shared with a message (name, type, size, link; their content is not read).
 CREATE TABLE IF NOT EXISTS message_attachments (
     workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, position INTEGER NOT NULL,

@@ -190,6 +190,15 @@ class EmbeddedMessageStore:
         found = [self.get_message(workspace, channel, r[0]) for r in rows]
         return [m for m in found if m is not None]
 
+    def live_between(self, workspace: str, channel: str, since: datetime, until: datetime) -> list[Message]:
+        rows = self._db.conn.execute(
+            "SELECT message_id FROM messages WHERE workspace = ? AND channel = ? AND ts >= ? AND ts < ?"
+            " AND deleted_at IS NULL ORDER BY ts, message_id",
+            (workspace, channel, to_micros(since), to_micros(until)),
+        ).fetchall()
+        found = [self.get_message(workspace, channel, r[0]) for r in rows]
+        return [m for m in found if m is not None]
+
     def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]:
         rows = self._db.conn.execute(
             "SELECT channel, message_id FROM messages WHERE workspace = ? AND author_id = ?"

@@ -243,6 +243,22 @@ class MongoMessageStore:
 
         return [_message(d) for d in self._rt.run(find)]
 
+    def live_between(self, workspace: str, channel: str, since: datetime, until: datetime) -> list[Message]:
+        async def find(db):
+            # Stored times keep milliseconds in the date and the rest in ts_us: widen to whole
+            # milliseconds here, then compare exactly.
+            low = since.replace(microsecond=since.microsecond // 1000 * 1000)
+            query = {
+                "workspace": workspace,
+                "channel": channel,
+                "ts": {"$gte": low, "$lte": until},
+                "deleted_at": None,
+            }
+            return await db["messages"].find(query).to_list()
+
+        found = [_message(d) for d in self._rt.run(find)]
+        return sorted((m for m in found if since <= m.ts < until), key=lambda m: (m.ts, m.message_id))
+
     def author_names(self, workspace: str) -> frozenset[str]:
         query = {"workspace": workspace, "author_name": {"$ne": ""}}
         names = {n.lower() for n in self._rt.run(lambda db: db["messages"].distinct("author_name", query))}

@@ -2,7 +2,8 @@
 
     channels       one per (workspace, channel)                      unique (workspace, channel)
     messages       one per (workspace, channel, message_id)          unique identity; (workspace,
-                                                                     author_id); (workspace, author_name)
+                                                                     author_id); (workspace, author_name);
+                                                                     (workspace, channel, ts)
     attachments    _id = "ws<US>channel<US>message<US>position"      (workspace, channel, message_id);
                    files shared with a message (name, type, url)    (workspace, channel, kind)
     audit_log      _id = sequence number, append-only                (_id only)
@@ -40,6 +41,7 @@ INDEXES: dict[str, list[IndexModel]] = {
         ),
         IndexModel([("workspace", ASCENDING), ("author_id", ASCENDING)]),
         IndexModel([("workspace", ASCENDING), ("author_name", ASCENDING)]),
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("ts", ASCENDING)]),
     ],
     "attachments": [
         IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("message_id", ASCENDING)]),
