@@ -11,7 +11,7 @@ import typer
 
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
 from teamlore.config import Settings
-from teamlore.errors import BackendUnavailable
+from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
 from teamlore.workers.dead_letter import DeadLetters
 
@@ -134,12 +134,22 @@ def doctor(
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this check (repeat); e.g. redis, workers.")
     ] = None,
+    liveness: Annotated[
+        bool,
+        typer.Option(
+            "--liveness",
+            help="Only what a liveness probe needs: settings parse, the data folder is writable; no"
+            " network call.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Check the configuration and every configured service; say what is wrong and how to fix it."""
-    from teamlore.doctor import run_checks, select
+    from teamlore.doctor import LIVENESS, run_checks, select
 
-    checks = run_checks(checks=select(only))
+    if liveness and only:
+        raise InvalidInput("give --liveness or --only, not both")
+    checks = run_checks(checks=LIVENESS if liveness else select(only))
     if as_json:
         emit_json(
             [
