@@ -145,6 +145,32 @@ def test_a_poison_event_ends_on_the_dead_letter_list_every_other_event_is_stored
     assert [e["message_id"] for e in _queued_events(client)] == ["poison"]  # back on the queue, once
 
 
+def test_an_event_past_the_hard_time_limit_is_delivered_again_not_acknowledged_then_dead_lettered(
+    tmp_path, client, own_redis
+):
+    data_dir = tmp_path / "prod"
+    env = _env(
+        data_dir,
+        own_redis.url,
+        TEAMLORE_INGEST_MAX_DELIVERIES="2",
+        TEAMLORE_CELERY_SOFT_TIME_LIMIT_S="1",
+        TEAMLORE_CELERY_TIME_LIMIT_S="2",
+    )
+    producer = Producer(Settings(data_dir=data_dir, redis_url=own_redis.url, _env_file=None))
+    # Alone: limits this short would also stop real work in a fresh process (the model loads).
+    producer.enqueue([event("HANG: this message never finishes.", message_id="hang")])
+    worker = Worker(data_dir, tmp_path / "worker.log", env=env, module="tests.poison_worker")
+    try:
+        letters = DeadLetters(client)
+        _wait_until(lambda: letters.summary()[0] == 1)
+        assert worker.log.read_text().count("Hard time limit (2.0s) exceeded") == 2  # killed twice
+    finally:
+        worker.stop()
+    [letter] = letters.entries()
+    assert [e["message_id"] for e in letter.events] == ["hang"] and letter.deliveries == 2
+    assert client.llen(INGEST) == 0
+
+
 def test_dead_letters_are_kept_once_replayed_only_when_sent_and_dropped_only_when_named(client):
     letters = DeadLetters(client)
     first = letters.bury([{"message_id": "a"}], "refused: text: field required", 1)
