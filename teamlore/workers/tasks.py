@@ -83,7 +83,6 @@ def orphan_delays(visibility_timeout_s: float) -> list[float]:
 # A store that does not answer is no fault of the batch: retry it (a new message on the queue),
 # forever, backing off to a minute, instead of counting it against the batch.
 @shared_task(
-    bind=True,
     name="teamlore.ingest",
     autoretry_for=(StoreUnreachable,),
     retry_backoff=2,
@@ -91,7 +90,7 @@ def orphan_delays(visibility_timeout_s: float) -> list[float]:
     retry_jitter=False,
     max_retries=None,
 )
-def ingest_events(self, events: list[dict], attempt: int = 0) -> dict[str, int]:
+def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
     """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing)."""
     letters, key, limit = _dead_letters(), batch_key(events), _settings().ingest_max_deliveries
     delivery = 0
