@@ -171,6 +171,31 @@ def test_an_event_past_the_hard_time_limit_is_delivered_again_not_acknowledged_t
     assert client.llen(INGEST) == 0
 
 
+def test_an_event_the_worker_refuses_goes_to_the_dead_letter_list_once_and_the_rest_is_stored(
+    tmp_path, client, own_redis
+):
+    from teamlore.workers import tasks
+
+    settings = Settings(data_dir=tmp_path, redis_url=own_redis.url, _env_file=None)
+    tasks.prepare_worker(settings)
+    tasks._lore.cache_clear()
+    tasks._dead_letters.cache_clear()
+    good = event("The build server runs Debian.", message_id="fine").model_dump(mode="json")
+    refused = {**good, "message_id": "bad", "kind": "message.exploded"}
+    try:
+        assert tasks.ingest_events([good, refused]) == {"stored": 1}
+        assert tasks.ingest_events([good, refused]) == {"duplicate": 1}  # delivered again
+    finally:
+        if tasks._lore.cache_info().currsize:
+            tasks._lore().close()
+        tasks._lore.cache_clear()
+        tasks._dead_letters.cache_clear()
+    [letter] = DeadLetters(client).entries()  # kept once, however often it was delivered
+    assert letter.events == [refused] and letter.reason.startswith("refused: kind:")
+    assert _stored(tmp_path) == {"fine"}
+    assert not client.keys("teamlore:deliveries:*")  # done batches leave no count behind
+
+
 def test_dead_letters_are_kept_once_replayed_only_when_sent_and_dropped_only_when_named(client):
     letters = DeadLetters(client)
     first = letters.bury([{"message_id": "a"}], "refused: text: field required", 1)
