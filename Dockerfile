@@ -25,6 +25,6 @@ USER teamlore
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8000 8001
-HEALTHCHECK --interval=30s --timeout=5s --retries=3 CMD ["teamlore", "doctor", "--only", "store"]
+HEALTHCHECK --interval=30s --timeout=20s --retries=3 CMD ["teamlore", "doctor", "--liveness"]
 ENTRYPOINT ["teamlore"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]

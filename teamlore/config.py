@@ -42,6 +42,24 @@ class Settings(BaseSettings):
     celery_visibility_timeout_s: float = Field(
         3600.0, gt=0, description="An unacknowledged task is redelivered after this many seconds."
     )
+    celery_soft_time_limit_s: float = Field(
+        600.0,
+        gt=0,
+        description="A task still running after this many seconds is interrupted and delivered again"
+        " (a failed delivery).",
+    )
+    celery_time_limit_s: float = Field(
+        900.0,
+        gt=0,
+        description="The worker process running a task this long is killed and the task delivered again;"
+        " keep it above the soft limit and below the visibility timeout.",
+    )
+    ingest_max_deliveries: int = Field(
+        3,
+        ge=1,
+        description="Deliveries of an ingest batch that fail (worker killed, time limit, error) before it"
+        " is split into single events, and a single event put on the dead-letter list.",
+    )
     flush_every_s: float = Field(5.0, gt=0, description="How often beat asks for due pages to be rewritten.")
     producer_retry_s: float = Field(
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."

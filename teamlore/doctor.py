@@ -271,6 +271,12 @@ CHECKS: list[CheckFn] = [
 ]
 
 
+# What a liveness probe asks: can this process run here (settings parse, the data folder is
+# writable)? No network call: a Redis or MongoDB outage must not restart connectors that spool
+# through it, and a probe must answer well within its timeout.
+LIVENESS: list[CheckFn] = [check_data_dir]
+
+
 def check_ids() -> list[str]:
     """What ``--only`` accepts: each check's short name (``check_redis`` -> ``redis``)."""
     return [fn.__name__.removeprefix("check_") for fn in CHECKS]

@@ -13,6 +13,7 @@ import typer
 import yaml
 
 from teamlore.cli import app
+from teamlore.config import Settings
 
 from .test_settings_documented import documented_variables
 
@@ -175,3 +176,258 @@ def test_every_teamlore_workload_shares_the_one_sqlite_volume_on_one_node():
         labels = doc["spec"]["template"]["metadata"]["labels"]
         assert term["topologyKey"] == "kubernetes.io/hostname"
         assert term["labelSelector"]["matchLabels"].items() <= labels.items()
+
+
+# ---- The manifests as `kubectl apply -k deploy/k8s` would send them, checked against the schemas ----
+
+KUSTOMIZATION = yaml.safe_load((ROOT / "deploy/k8s/kustomization.yaml").read_text())
+K8S_VERSION = "1.33"  # a release every current cluster provider offers
+CUSTOM_KINDS = {"ScaledObject"}  # KEDA's; no Kubernetes schema: checked field by field below
+CLUSTER_KINDS = {"Namespace", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding"}
+
+
+def _image_name(image: str) -> str:
+    return image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+
+
+def rendered() -> list[dict]:
+    """What kustomize renders: every listed resource, in the kustomization's namespace, with its
+    `images:` applied (kubectl kustomize is not available here)."""
+    images = {entry["name"]: entry for entry in KUSTOMIZATION.get("images", [])}
+    objects = []
+    for resource in KUSTOMIZATION["resources"]:
+        for doc in yaml.safe_load_all((ROOT / "deploy/k8s" / resource).read_text()):
+            if not doc:
+                continue
+            if doc["kind"] not in CLUSTER_KINDS:
+                doc["metadata"]["namespace"] = KUSTOMIZATION["namespace"]
+            for container in _containers(doc):
+                entry = images.get(_image_name(container["image"]))
+                if entry:
+                    container["image"] = f"{entry['newName']}:{entry['newTag']}"
+            objects.append(doc)
+    return objects
+
+
+RENDERED = rendered()
+
+
+def _by_kind(kind: str) -> dict[str, dict]:
+    return {d["metadata"]["name"]: d for d in RENDERED if d["kind"] == kind}
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [d for d in RENDERED if d["kind"] not in CUSTOM_KINDS],
+    ids=lambda d: f"{d['kind']}/{d['metadata']['name']}",
+)
+def test_every_rendered_object_validates_against_the_kubernetes_schema(doc):
+    import kubernetes_validate
+
+    kubernetes_validate.validate(doc, K8S_VERSION, strict=True)  # raises on any unknown or bad field
+
+
+def test_the_schema_check_catches_a_misspelt_field():  # the control: validation is not a no-op
+    import kubernetes_validate
+
+    doc = next(d for d in RENDERED if d["kind"] == "StatefulSet")
+    broken = {**doc, "spec": {**doc["spec"], "replica": 1}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+
+
+def test_the_kustomization_pins_the_image_the_docs_build_and_push():
+    import tomllib
+
+    [entry] = KUSTOMIZATION["images"]
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert entry["newTag"] == version and "/" in entry["newName"]  # a registry, not a local name
+    pulled = {
+        c["image"] for d in RENDERED for c in _containers(d) if _image_name(c["image"]) == entry["newName"]
+    }
+    teamlore_workloads = {
+        d["metadata"]["name"] for d in RENDERED if any(c["image"] in pulled for c in _containers(d))
+    }
+    assert pulled == {f"{entry['newName']}:{version}"}
+    assert teamlore_workloads == {"api", "worker", "beat", "mcp", "slack", "discord", "teams", "mattermost"}
+    docs = (ROOT / "docs/deployment.md").read_text()
+    assert f"docker build -t {entry['newName']}:{version} ." in docs
+    assert f"docker push {entry['newName']}:{version}" in docs
+
+
+def test_every_statefulset_names_a_headless_service_that_selects_its_pods():
+    services = _by_kind("Service")
+    for name, sts in _by_kind("StatefulSet").items():
+        service = services[sts["spec"]["serviceName"]]
+        assert service["spec"].get("clusterIP") == "None", name
+        assert service["spec"]["selector"].items() <= sts["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_keda_reaches_redis_by_its_full_service_name():
+    namespace = KUSTOMIZATION["namespace"]
+    services = _by_kind("Service")
+    for scaler in _by_kind("ScaledObject").values():
+        assert scaler["apiVersion"] == "keda.sh/v1alpha1"
+        assert {"scaleTargetRef", "minReplicaCount", "maxReplicaCount", "triggers"} <= set(scaler["spec"])
+        for trigger in scaler["spec"]["triggers"]:
+            host, port = trigger["metadata"]["address"].rsplit(":", 1)
+            service, rest = host.split(".", 1)
+            assert rest == f"{namespace}.svc.cluster.local", host  # KEDA runs in a namespace of its own
+            assert int(port) in {p["port"] for p in services[service]["spec"]["ports"]}
+
+
+def test_probes_run_the_cheap_doctor_and_every_command_probe_has_an_explicit_timeout():
+    for doc in RENDERED:
+        for container in _containers(doc):
+            for kind in ("livenessProbe", "readinessProbe"):
+                probe = container.get(kind, {})
+                command = probe.get("exec", {}).get("command")
+                if not command:
+                    continue
+                name = f"{doc['metadata']['name']} {kind}"
+                assert "timeoutSeconds" in probe, f"{name}: Kubernetes' 1 s default"
+                if command[0] == "teamlore":
+                    assert command == ["teamlore", "doctor", "--liveness"], name
+                    assert probe["timeoutSeconds"] >= 10, name
+
+
+def test_the_liveness_doctor_makes_no_network_call_and_answers_within_the_probe_timeout(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    timeout = min(
+        c["livenessProbe"]["timeoutSeconds"]
+        for d in RENDERED
+        for c in _containers(d)
+        if c.get("livenessProbe", {}).get("exec", {}).get("command", [""])[0] == "teamlore"
+    )
+    # Addresses that would hang a client until its own timeout (TEST-NET-1, never routed).
+    unreachable = {
+        "TEAMLORE_REDIS_URL": "redis://192.0.2.1:6379/0",
+        "TEAMLORE_MONGO_URL": "mongodb://192.0.2.1:27017/?directConnection=true",
+        "TEAMLORE_WEAVIATE_URL": "http://192.0.2.1:8080",
+        "TEAMLORE_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "doctor", "--liveness", "--json"],
+        env={**os.environ, **unreachable},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert {c["name"] for c in yaml.safe_load(done.stdout)} == {"configuration", "data folder"}
+    # subprocess.run above already fails past the timeout; this names the figure to correct.
+    assert elapsed < timeout, (
+        f"{elapsed:.1f} s: raise timeoutSeconds and the figure in docs/deployment.md"
+    )
+
+
+# ---- The settings a pod or container really gets, following docs/deployment.md literally ----
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """`kubectl create secret --from-env-file` and compose's env_file: KEY=VALUE lines, literal."""
+    pairs = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            pairs[key.strip()] = value
+    return pairs
+
+
+DOT_ENV = env_file(ROOT / ".env.example")  # `cp .env.example .env`, secrets filled in later
+
+
+def k8s_environment(doc: dict, container: dict) -> dict[str, str]:
+    """A container's environment: envFrom sources in order (a later one wins), then `env`."""
+    config_maps = _by_kind("ConfigMap")
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        if "secretRef" in source:
+            env.update(DOT_ENV)  # kubectl -n teamlore create secret generic ... --from-env-file=.env
+        if "configMapRef" in source:
+            env.update(config_maps[source["configMapRef"]["name"]]["data"])
+    env.update({item["name"]: item["value"] for item in container.get("env", [])})
+    return env
+
+
+def compose_environment(service: dict) -> dict[str, str]:
+    env = {}
+    for _ in service.get("env_file", []):
+        env.update(DOT_ENV)
+    env.update({k: str(v) for k, v in (service.get("environment") or {}).items()})
+    return env
+
+
+def settings_from(env: dict[str, str], monkeypatch) -> Settings:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("TEAMLORE_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return Settings(_env_file=None)
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or ""
+
+
+# Connectors that take HTTP from outside their container or pod.
+LISTENING = {"slack": "slack_host", "teams": "teams_host"}
+
+
+def _check_environment(name: str, env: dict[str, str], services: set[str], mounts: set[str], monkeypatch):
+    from .test_settings_documented import variables_the_code_reads
+
+    missing = {v for v in variables_the_code_reads() if not v.startswith("TEAMLORE_TEST_")} - set(env)
+    assert not missing, f"{name}: not set (nor deliberately defaulted): {sorted(missing)}"
+    settings = settings_from(env, monkeypatch)
+    for url in (settings.redis_url, settings.mongo_url, settings.weaviate_url):
+        assert url and _host(url) in services, f"{name}: {url!r} names no service (embedded mode by mistake)"
+    assert str(settings.data_dir) in mounts, (
+        f"{name}: data folder {settings.data_dir} is not a mounted volume"
+    )
+    if name in LISTENING:
+        assert getattr(settings, LISTENING[name]) == "0.0.0.0", f"{name} listens only inside its container"
+
+
+@pytest.mark.parametrize(
+    ("doc", "container"),
+    [(d, c) for d in RENDERED for c in _containers(d) if "/teamlore:" in c["image"]],
+    ids=lambda v: v["metadata"]["name"] if "metadata" in v else v["name"],
+)
+def test_a_pod_made_as_the_docs_say_uses_redis_mongodb_and_weaviate(doc, container, monkeypatch):
+    services = set(_by_kind("Service"))
+    mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
+    _check_environment(
+        doc["metadata"]["name"], k8s_environment(doc, container), services, mounts, monkeypatch
+    )
+
+
+@pytest.mark.parametrize("name", sorted(_teamlore_services()))
+def test_a_compose_service_made_as_the_docs_say_uses_redis_mongodb_and_weaviate(name, monkeypatch):
+    service = COMPOSE["services"][name]
+    mounts = {volume.split(":")[1] for volume in service.get("volumes", [])}
+    env = compose_environment(service)
+    _check_environment(name, env, set(COMPOSE["services"]), mounts, monkeypatch)
+
+
+def test_a_blank_secret_value_would_have_blanked_the_url_if_the_secret_came_last(monkeypatch):
+    """The control for the test above: with the secret after the config map (as it was), a secret
+    made from .env empties the service URLs and the pod silently runs the embedded default."""
+    api = _by_kind("Deployment")["api"]
+    container = _containers(api)[0]
+    reversed_order = {**container, "envFrom": list(reversed(container["envFrom"]))}
+    settings = settings_from(k8s_environment(api, reversed_order), monkeypatch)
+    assert settings.redis_url == settings.mongo_url == settings.weaviate_url == ""

@@ -43,12 +43,16 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 
 class Worker:
-    def __init__(self, data_dir: Path, log: Path) -> None:
+    """A real `teamlore worker` process (``module`` may plant a fault: tests/poison_worker.py)."""
+
+    def __init__(
+        self, data_dir: Path, log: Path, env: dict[str, str] | None = None, module: str = "teamlore.cli"
+    ) -> None:
         self.log = log
         self._out = log.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
-            env=_env(data_dir),
+            [sys.executable, "-m", module, "worker", "--concurrency", "1"],
+            env=env or _env(data_dir),
             stdout=self._out,
             stderr=subprocess.STDOUT,
             start_new_session=True,

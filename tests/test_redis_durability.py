@@ -47,7 +47,7 @@ def test_events_produced_while_redis_is_down_for_10_seconds_all_arrive_after_it_
         data_dir=tmp_path / "producer", redis_url=own_redis.url, producer_retry_s=0.5, _env_file=None
     )
     producer = Producer(settings, make_celery(settings))
-    events = [event(f"Service {i} deploys on Tuesday.") for i in range(60)]
+    events = [event(f"Service {i} deploys on Tuesday.") for i in range(300)]  # more than 10 s can use
     assert producer.enqueue(events[:5]).sent == 5
     own_redis.stop()
     down_since = time.monotonic()

@@ -31,6 +31,7 @@ from teamlore.cli import (
     serving,
     weaviate,
 )
+from teamlore.cli.dead_letter import dead_letter_app
 from teamlore.cli.pages import pages_app
 from teamlore.cli.support import (
     Channels,
@@ -60,6 +61,7 @@ app.add_typer(facts_app, name="facts")
 app.add_typer(curation.review_app, name="review")
 app.add_typer(pages_app, name="pages")
 app.add_typer(tokens_app, name="tokens")
+app.add_typer(dead_letter_app, name="dead-letter")
 curation.register(app, facts_app)
 production.register(app)
 asking.register(app)

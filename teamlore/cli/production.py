@@ -10,8 +10,10 @@ import redis
 import typer
 
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
-from teamlore.errors import BackendUnavailable
+from teamlore.config import Settings
+from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
+from teamlore.workers.dead_letter import DeadLetters
 
 
 def register(app: typer.Typer) -> None:
@@ -28,8 +30,11 @@ def worker(
     data_dir: DataDir = None,
 ) -> int:
     """Run a Celery worker with Teamlore's tasks (needs TEAMLORE_REDIS_URL)."""
-    lore = open_lore(data_dir)
-    celery = make_celery(lore.settings)
+    from teamlore.workers.tasks import prepare_worker
+
+    settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
+    celery = make_celery(settings)
+    prepare_worker(settings)  # no store is opened here: each pool process opens its own
     celery.worker_main(
         [
             "worker",
@@ -52,7 +57,8 @@ def beat(loglevel: Annotated[str, typer.Option()] = "INFO", data_dir: DataDir = 
 
 
 def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
-    """Queue depths, dirty pages, the oldest pending page, the spool; the model spend ledger."""
+    """Queue depths, dirty pages, the oldest pending page, the spool, the dead-letter list; the model
+    spend ledger."""
     lore = open_lore(data_dir)
     data: dict[str, object] = {"model": _spend(lore)}
     if lore.settings.redis_url:
@@ -67,6 +73,13 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
             f"; spooled batches {data['spooled_batches']}",
             markup=False,
         )
+        dead: dict = data["dead_letter"]  # type: ignore[assignment]
+        if dead["count"]:
+            out.print(
+                f"dead-letter list: {dead['count']} waiting, oldest from {dead['oldest']}"
+                " (`teamlore dead-letter list`)",
+                markup=False,
+            )
     else:
         out.print("embedded default: nothing is queued (TEAMLORE_REDIS_URL is not set)", markup=False)
     _print_spend(data["model"])  # type: ignore[arg-type]
@@ -77,6 +90,7 @@ def _queues(lore) -> dict[str, object]:
     client = redis.Redis.from_url(lore.settings.redis_url, decode_responses=True)
     try:
         depths = {queue: client.llen(queue) for queue in (INGEST, MAINTENANCE, ADMIN)}
+        dead, oldest_dead = DeadLetters(client).summary()
     except redis.RedisError as exc:
         raise BackendUnavailable(f"Redis at {lore.settings.redis_url} is unreachable: {exc}") from exc
     pending = lore.wiki.dirty.pending()
@@ -88,6 +102,7 @@ def _queues(lore) -> dict[str, object]:
         "dirty_pages": len(pending),
         "oldest_pending_s": None if oldest is None else round((now - oldest).total_seconds(), 1),
         "spooled_batches": sum(1 for _ in spool.open()) if spool.exists() else 0,
+        "dead_letter": {"count": dead, "oldest": oldest_dead.at if oldest_dead else None},
     }
 
 
@@ -119,12 +134,22 @@ def doctor(
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this check (repeat); e.g. redis, workers.")
     ] = None,
+    liveness: Annotated[
+        bool,
+        typer.Option(
+            "--liveness",
+            help="Only what a liveness probe needs: settings parse, the data folder is writable; no"
+            " network call.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Check the configuration and every configured service; say what is wrong and how to fix it."""
-    from teamlore.doctor import run_checks, select
+    from teamlore.doctor import LIVENESS, run_checks, select
 
-    checks = run_checks(checks=select(only))
+    if liveness and only:
+        raise InvalidInput("give --liveness or --only, not both")
+    checks = run_checks(checks=LIVENESS if liveness else select(only))
     if as_json:
         emit_json(
             [

@@ -1,4 +1,4 @@
-"""The Celery app: Redis broker, JSON only, late acks, one task at a time per worker process.
+"""The Celery app: Redis broker, JSON only, late acks, time limits, one task at a time per process.
 
 Separate queues keep a re-index or an erasure from starving live messages. Tasks are thin
 wrappers over the pipeline functions (``teamlore.workers.tasks``).
@@ -26,6 +26,11 @@ def make_celery(settings: Settings) -> Celery:
         task_ignore_result=True,
         task_acks_late=True,  # a task killed mid-way is delivered again
         task_reject_on_worker_lost=True,
+        # A task past the soft limit is interrupted, past the hard one its process is killed; either
+        # way it is delivered again (not acknowledged), and the ingest task counts the deliveries.
+        task_soft_time_limit=settings.celery_soft_time_limit_s,
+        task_time_limit=settings.celery_time_limit_s,
+        task_acks_on_timeout=False,
         worker_prefetch_multiplier=1,
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s},

@@ -2,16 +2,19 @@
 
 When Redis cannot be reached it retries with backoff for ``TEAMLORE_PRODUCER_RETRY_S``, then
 spools the batch to a local file; the spool is replayed, oldest first, on the next enqueue (or
-``replay_spool``), so a Redis restart loses no message. The producer never imports the worker:
-tasks are sent by name.
+``replay_spool``), so a Redis restart loses no message. Appending and draining hold an exclusive
+``fcntl.flock`` on ``spool.lock`` beside it: connectors, the API and imports share the file.
+The producer never imports the worker: tasks are sent by name.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import redis
@@ -38,20 +41,34 @@ class Producer:
         self, settings: Settings, app: Celery | None = None, sleep: Callable[[float], None] = time.sleep
     ) -> None:
         self.app = app or make_celery(settings)
+        # kombu retries a first connection to the broker without end, so a producer started while
+        # Redis is down would hang instead of spooling; it has its own retry and the spool.
+        options = self.app.conf.broker_transport_options or {}
+        self.app.conf.broker_transport_options = {**options, "max_retries": 0}
         self.spool = settings.data_dir / "spool.jsonl"
         self.retry_s = settings.producer_retry_s
         self._sleep = sleep
 
     def enqueue(self, events: Sequence[MessageEvent]) -> Delivery:
         payload = [event.model_dump(mode="json") for event in events]
-        replayed = self.replay_spool()
-        if self.spool.exists():  # still down: keep the order, queue behind what waits
-            self._append(payload)
-            return Delivery(0, len(payload), replayed)
+        with self._spool_lock():
+            replayed = self._replay_locked()
+            if self.spool.exists():  # still down: keep the order, queue behind what waits
+                self._append(payload)
+                return Delivery(0, len(payload), replayed)
         if self._send_with_retry(payload):
             return Delivery(len(payload), 0, replayed)
-        self._append(payload)
+        with self._spool_lock():
+            self._append(payload)
         return Delivery(0, len(payload), replayed)
+
+    def send(self, payload: list[dict]) -> None:
+        """Queue raw events now, or raise ``BackendUnavailable`` (no spool: the caller, an admin
+        replaying the dead-letter list, sees the failure and asks again)."""
+        try:
+            self.app.send_task("teamlore.ingest", args=[payload], queue=INGEST, retry=False)
+        except _DOWN as exc:
+            raise BackendUnavailable(f"cannot queue events: Redis is unreachable ({exc})") from exc
 
     def admin(self, task: str, *args: str) -> str:
         """Queue an admin job (re-index, erasure) on the admin queue, so it never delays live
@@ -63,6 +80,22 @@ class Producer:
 
     def replay_spool(self) -> int:
         """Send what the spool holds, oldest first; stop at the first failure. Returns events sent."""
+        with self._spool_lock():
+            return self._replay_locked()
+
+    @contextmanager
+    def _spool_lock(self) -> Iterator[None]:
+        """Every process that appends to or drains the spool (connectors, the API, imports) holds
+        this lock for the whole read-send-rewrite, so no batch is lost or sent twice."""
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        with self.spool.with_suffix(".lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _replay_locked(self) -> int:
         if not self.spool.exists():
             return 0
         batches = [json.loads(line) for line in self.spool.read_text().splitlines() if line.strip()]
@@ -94,7 +127,6 @@ class Producer:
         return True
 
     def _append(self, payload: list[dict]) -> None:
-        self.spool.parent.mkdir(parents=True, exist_ok=True)
         with self.spool.open("a") as handle:
             handle.write(json.dumps(payload) + "\n")
             handle.flush()
@@ -102,5 +134,8 @@ class Producer:
 
     def _rewrite(self, batches: list[list[dict]]) -> None:
         spare = self.spool.with_suffix(".tmp")
-        spare.write_text("".join(json.dumps(b) + "\n" for b in batches))
+        with spare.open("w") as handle:
+            handle.write("".join(json.dumps(b) + "\n" for b in batches))
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(spare, self.spool)

@@ -1,35 +1,87 @@
 """Celery tasks: each a thin wrapper over a pipeline function, safe to run twice.
 
-A worker process builds its Teamlore once, from the environment, on first use.
+Each worker process builds its Teamlore (stores, MongoDB and Weaviate clients) after the prefork
+pool has forked it (``worker_process_init``), never in the parent: gRPC and MongoDB clients do
+not survive a fork. An ingest batch that cannot be taken goes to the dead-letter list after
+``TEAMLORE_INGEST_MAX_DELIVERIES`` deliveries (``teamlore.workers.dead_letter``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from functools import cache
 
 from celery import shared_task
+from celery.exceptions import Reject
+from celery.signals import worker_process_init, worker_process_shutdown
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
-from teamlore.domain import parse_event
+from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
+from teamlore.stores.embedded import EmbeddedStores
+from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 
 log = logging.getLogger(__name__)
-# An edit that arrives before its message is held this many times, ORPHAN_WAIT_S apart, then
-# recorded as an orphan.
-ORPHAN_RETRIES = 12
-ORPHAN_WAIT_S = 5
+_configured: list[Settings] = []  # set by the `teamlore worker` command before the pool forks
+
+
+def prepare_worker(settings: Settings) -> None:
+    """In the worker's parent, before the pool forks: keep the settings every pool process builds
+    from, and make the SQLite schema current once (then close it), so the processes do not race
+    to create it. No client is left open to be inherited by a fork."""
+    _configured[:] = [settings]
+    EmbeddedStores(settings.db_path).close()
+
+
+def _settings() -> Settings:
+    return _configured[0] if _configured else Settings()
 
 
 @cache
 def _lore() -> Teamlore:
-    return Teamlore(Settings())
+    return Teamlore(_settings())
+
+
+@cache
+def _dead_letters() -> DeadLetters:
+    return DeadLetters.from_url(_settings().redis_url)
+
+
+@worker_process_init.connect
+def _open_after_fork(**_: object) -> None:
+    try:
+        _lore()
+        _dead_letters()
+    except Exception:  # the first task tries again, and its failure is counted against the batch
+        log.exception("worker process %d could not open its stores", os.getpid())
+        return
+    log.info("worker process %d opened its stores", os.getpid())
+
+
+@worker_process_shutdown.connect
+def _close_on_exit(**_: object) -> None:
+    if _lore.cache_info().currsize:
+        _lore().close()
+
+
+def orphan_delays(visibility_timeout_s: float) -> list[float]:
+    """When an edit whose message is not stored yet is tried again. The message's create may be
+    held back by a lost worker for the visibility timeout (plus the broker's restore sweep), so
+    the waits add up to one and a half visibility timeouts; each wait stays under half of it,
+    because a countdown longer than the visibility timeout makes Redis deliver the task twice."""
+    cap = min(300.0, visibility_timeout_s / 2)
+    delays, wait = [], min(5.0, cap)
+    while sum(delays) < 1.5 * visibility_timeout_s:
+        delays.append(wait)
+        wait = min(wait * 2, cap)
+    return delays
 
 
 # A store that does not answer is no fault of the batch: retry it (a new message on the queue),
-# forever, backing off to a minute, instead of acknowledging it as failed.
+# forever, backing off to a minute, instead of counting it against the batch.
 @shared_task(
     name="teamlore.ingest",
     autoretry_for=(StoreUnreachable,),
@@ -40,18 +92,63 @@ def _lore() -> Teamlore:
 )
 def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
     """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing)."""
-    lore = _lore()
+    letters, key, limit = _dead_letters(), batch_key(events), _settings().ingest_max_deliveries
+    delivery = 0
+    try:
+        delivery = letters.count_delivery(key)  # before any work: a worker that dies still counts
+        if delivery > limit:
+            counts = _give_up(events, attempt, delivery - 1, letters)
+        else:
+            counts = _ingest(events, attempt, _lore(), letters)
+    except StoreUnreachable:
+        letters.forget(key)
+        raise
+    except Exception as exc:  # the time limit, or anything else this batch brings about
+        log.warning(
+            "ingest batch %s failed on delivery %d of %d (%s: %s); delivered again",
+            key[:12],
+            delivery,
+            limit,
+            type(exc).__name__,
+            " ".join(str(exc).split())[:200],
+        )
+        raise Reject(exc, requeue=True) from exc
+    letters.forget(key)
+    return counts
+
+
+def _give_up(events: list[dict], attempt: int, deliveries: int, letters: DeadLetters) -> dict[str, int]:
+    """A batch that failed every delivery: its events go on one by one, so only the event at
+    fault ends on the dead-letter list; a single event goes there now."""
+    if len(events) > 1:
+        for raw in events:
+            ingest_events.apply_async(args=[[raw], attempt])
+        log.warning("batch of %d failed %d deliveries: split into single events", len(events), deliveries)
+        return {"split": len(events)}
+    letter = letters.bury(events, f"failed {deliveries} deliveries", deliveries)
+    log.warning("event put on the dead-letter list after %d deliveries: %s", deliveries, letter.describe())
+    return {"dead_letter": 1}
+
+
+def _parse(events: list[dict], lore: Teamlore, letters: DeadLetters) -> list[MessageEvent]:
+    """The valid events; each refused one goes to the dead-letter list with its reason."""
     parsed = []
     for raw in events:
         try:
             parsed.append(parse_event(raw, lore.settings.max_message_chars))
         except InvalidInput as exc:
             log.warning("event refused: %s", exc)
-    results = ingest(parsed, lore.pipeline)
+            letters.bury([raw], f"refused: {exc}", 1)
+    return parsed
+
+
+def _ingest(events: list[dict], attempt: int, lore: Teamlore, letters: DeadLetters) -> dict[str, int]:
+    results = ingest(_parse(events, lore, letters), lore.pipeline)
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
-    if orphans and attempt < ORPHAN_RETRIES:
+    delays = orphan_delays(lore.settings.celery_visibility_timeout_s)
+    if orphans and attempt < len(delays):
         # Held, not dropped: the message it edits may still be on its way.
-        ingest_events.apply_async(args=[orphans, attempt + 1], countdown=ORPHAN_WAIT_S)
+        ingest_events.apply_async(args=[orphans, attempt + 1], countdown=delays[attempt])
     elif orphans:
         for result in results:
             if result.outcome is Outcome.ORPHAN:
