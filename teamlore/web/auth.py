@@ -6,6 +6,10 @@ The role the route needs is checked (403), and for routes that read channels the
 for (path ``{channel}`` or repeated ``?channel=``) become the request's Scope through
 ``Access.scope``: a channel outside the grant is refused with 403, never read as empty.
 
+Every id a request names (each path parameter, and the ``workspace``, ``channel`` and
+``author`` query parameters) is checked here too, by ``domain.check_identifier``: a NUL or a
+control character is bad input (400), never a store error or a "not found" that echoes it.
+
 A state-changing request authenticated by the cookie must also carry the CSRF token (double
 submit: the ``teamlore_csrf`` cookie repeated in the form field ``csrf`` or the ``X-CSRF-Token``
 header). Bearer requests need none: a browser never adds that header by itself.
@@ -24,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 
 from teamlore.app import Teamlore
 from teamlore.capabilities.access import Grant, Role
-from teamlore.domain import Scope
+from teamlore.domain import Scope, check_identifier
 from teamlore.errors import Forbidden
 
 TOKEN_COOKIE = "teamlore_token"
@@ -32,6 +36,8 @@ CSRF_COOKIE = "teamlore_csrf"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Query parameters that name something stored; every path parameter does.
+ID_QUERIES = ("workspace", "channel", "author")
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `teamlore tokens create`.")
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
@@ -81,6 +87,7 @@ async def _authorize(
     from_cookie = bearer is None
     token = bearer.credentials if bearer is not None else request.cookies.get(TOKEN_COOKIE)
     grant = await run_in_threadpool(lore.access.authenticate, token)
+    check_ids(request)
     if from_cookie and request.method not in SAFE_METHODS:
         await check_csrf(request)
     lore.access.require(grant, role)
@@ -90,6 +97,15 @@ async def _authorize(
     asked = [in_path] if in_path else channels
     scope = await run_in_threadpool(lore.access.scope, grant, workspace, asked, role)
     return Caller(grant, scope)
+
+
+def check_ids(request: Request) -> None:
+    for name, value in request.path_params.items():
+        check_identifier(str(value), name)
+    for name in ID_QUERIES:
+        for value in request.query_params.getlist(name):
+            if value:  # empty: not given (the wiki's "all your channels")
+                check_identifier(value, name)
 
 
 async def check_csrf(request: Request) -> None:
