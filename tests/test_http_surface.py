@@ -84,3 +84,52 @@ def test_every_kind_of_control_character_or_space_in_a_channel_is_refused(site, 
     assert (refused.status_code, workspace.status_code, erase.status_code) == (400, 400, 400)
     assert refused.json()["error"].startswith("channel:")
     assert served.status_code == 200 and served.json()["results"]
+
+
+def test_an_admin_lists_only_the_tokens_within_its_grant(site):
+    lore = site.lore
+    own, _ = lore.access.create("deploy bot for C1", "reader", WS, ["C1"])
+    other, _ = lore.access.create("merger-talks reader", "reader", WS, ["C2"])
+    both, _ = lore.access.create("digest bot", "reader", WS, ["C1", "C2"])
+    every, _ = lore.access.create("root", "admin", WS, None)
+    with site.client(site.token("admin", ["C1"])) as client:
+        listed = client.get("/api/admin/tokens")
+        revoke_other = client.delete(f"/api/admin/tokens/{other.token_id}")
+    assert listed.status_code == 200
+    seen = {t["token_id"] for t in listed.json()}
+    assert own.token_id in seen
+    assert not seen & {other.token_id, both.token_id, every.token_id}
+    assert "C2" not in listed.text and "merger" not in listed.text
+    assert revoke_other.status_code == 403
+    # Control: an admin for every channel sees all of them.
+    with site.client(site.token("admin", None)) as client:
+        everything = {t["token_id"] for t in client.get("/api/admin/tokens").json()}
+    assert {own.token_id, other.token_id, both.token_id, every.token_id} <= everything
+
+
+@pytest.mark.parametrize(
+    ("name", "status"), [("x" * 100_000, 400), ("x" * 101, 400), ("two\nlines", 400), ("x" * 100, 200)]
+)
+def test_a_token_name_is_bounded(site, name, status):
+    with site.client(site.token("admin", None)) as client:
+        before = len(client.get("/api/admin/tokens").json())
+        created = client.post("/api/admin/tokens", json={"name": name, "channels": ["C1"]})
+        after = len(client.get("/api/admin/tokens").json())
+    assert created.status_code == status, created.text[:200]
+    if status == 400:
+        assert "at most 100 characters" in created.json()["error"] or "control" in created.json()["error"]
+        assert len(created.text) < 300 and after == before
+    else:
+        assert after == before + 1
+
+
+def test_the_cli_bounds_a_token_name_the_same_way(tmp_path):
+    from .test_cli import run
+
+    long = run("tokens", "create", "--name", "x" * 5_000, "-w", WS, "-c", "C1", data_dir=tmp_path)
+    assert long.returncode == 2 and "at most 100 characters" in long.stderr
+    assert len(long.stderr.strip().splitlines()) == 1 and "Traceback" not in long.stderr
+    assert run("tokens", "list", "--json", data_dir=tmp_path).stdout.strip() == "[]"
+    # Control: the longest name allowed is taken.
+    longest = run("tokens", "create", "--name", "x" * 100, "-w", WS, "-c", "C1", data_dir=tmp_path)
+    assert longest.returncode == 0, longest.stderr
