@@ -133,3 +133,43 @@ def test_the_cli_bounds_a_token_name_the_same_way(tmp_path):
     # Control: the longest name allowed is taken.
     longest = run("tokens", "create", "--name", "x" * 100, "-w", WS, "-c", "C1", data_dir=tmp_path)
     assert longest.returncode == 0, longest.stderr
+
+
+@pytest.mark.parametrize(
+    "when", ["9999-12-31", "9999-12-31T00:00:00Z", "9999-12-31T12:00:00+00:00", "9999-12-31T23:00:00-05:00"]
+)
+def test_a_read_at_or_after_the_open_bound_is_refused_on_every_read(site, when):
+    fact = site.ids["fact_C1"]
+    with site.client(site.token("reader", ["C1"])) as client:
+        answers = [
+            client.get("/api/search", params={"q": "billing", "as_of": when}),
+            client.get("/api/search", params={"q": "billing", "known_at": when}),
+            client.get(f"/api/facts/{fact}", params={"as_of": when}),
+            client.get(f"/api/facts/{fact}", params={"known_at": when}),
+            client.get("/api/ask", params={"q": "who owns billing", "as_of": when}),
+            client.get("/api/activity", params={"since": when}),
+            client.get("/api/pages/overview", params={"as_of": when}),
+            client.get("/api/pages/overview", params={"known_at": when}),
+        ]
+    for response in answers:
+        assert response.status_code == 400, (response.url, response.text)
+        assert "open bound" in response.json()["error"] or "outside the years" in response.json()["error"]
+
+
+def test_just_before_the_open_bound_search_and_a_fact_by_id_agree(site):
+    fact = site.ids["fact_C1"]
+    with site.client(site.token("reader", ["C1"])) as client:
+        hits = client.get("/api/search", params={"q": "Dana billing service", "as_of": "9999-12-30"}).json()
+        shown = client.get(f"/api/facts/{fact}", params={"as_of": "9999-12-30"}).json()
+    found = {h["fact_id"]: h["kind"] for h in hits["results"] if h.get("fact_id")}
+    assert shown["kind"] == "fact" and found.get(fact) == "fact"
+
+
+def test_the_cli_refuses_a_read_at_the_open_bound_too(tmp_path):
+    from .test_cli import run
+
+    done = run("search", "billing", "-w", WS, "-c", "C1", "--as-of", "9999-12-31", data_dir=tmp_path)
+    assert done.returncode == 2 and "open bound" in done.stderr and "Traceback" not in done.stderr
+    early = "0001-01-01T00:00:00+01:00"
+    overflow = run("search", "x", "-w", WS, "-c", "C1", "--as-of", early, data_dir=tmp_path)
+    assert overflow.returncode == 2 and "outside the years" in overflow.stderr
