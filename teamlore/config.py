@@ -57,6 +57,12 @@ class Settings(BaseSettings):
         5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
     )
 
+    trusted_proxies: str = Field(
+        "127.0.0.1",
+        description="Proxies whose X-Forwarded-Proto and X-Forwarded-For are believed (the wiki cookie's"
+        " Secure flag, the client address): comma-separated IPs or networks, * for any, empty for none.",
+    )
+
     push_secret: str = Field(
         "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
     )

@@ -9,9 +9,11 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
+from fastapi import Request
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
+from teamlore.errors import ConfigurationError
 from teamlore.web import create_app
 from teamlore.web.auth import CSRF_COOKIE, TOKEN_COOKIE
 
@@ -173,3 +175,124 @@ def test_the_cli_refuses_a_read_at_the_open_bound_too(tmp_path):
     early = "0001-01-01T00:00:00+01:00"
     overflow = run("search", "x", "-w", WS, "-c", "C1", "--as-of", early, data_dir=tmp_path)
     assert overflow.returncode == 2 and "outside the years" in overflow.stderr
+
+
+def _shape(response: httpx.Response, status: int) -> str:
+    assert response.status_code == status, response.text[:300]
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error", "status"} and body["status"] == status, body
+    assert body["error"] and "\n" not in body["error"]
+    return body["error"]
+
+
+def test_every_api_error_has_the_documented_shape(site, monkeypatch):
+    reader = site.token("reader", ["C1"])
+    with site.client(reader) as client:
+        assert "no such route" in _shape(client.get("/api/no-such-route"), 404)
+        assert "no such route" in _shape(client.get("/nothing-here"), 404)
+        wrong = client.put("/api/search", params={"q": "x"})
+        assert "GET" in _shape(wrong, 405) and wrong.headers["allow"] == "GET"
+        _shape(client.get("/api/search"), 422)
+        _shape(client.get("/api/search", params={"q": "x", "as_of": "yesterday"}), 400)
+        _shape(client.get("/api/search", params={"q": "x", "channel": "C2"}), 403)
+        monkeypatch.setattr(site.lore.reader, "search", _boom)
+        failed = client.get("/api/search", params={"q": "billing"})
+    assert "internal error" in _shape(failed, 500) and "secret detail" not in failed.text
+    assert failed.headers["x-content-type-options"] == "nosniff"
+    with httpx.Client(base_url=site.url) as anonymous:
+        _shape(anonymous.get("/api/search", params={"q": "x"}), 401)
+
+
+def _boom(*args, **kwargs):
+    raise RuntimeError("secret detail of an unexpected failure")
+
+
+def test_a_csrf_header_with_any_characters_is_a_403_not_a_500(site):
+    item = fresh_item(site.lore, "C1")
+    with httpx.Client(base_url=site.url) as client:
+        client.cookies.set(TOKEN_COOKIE, site.token("reviewer", ["C1"]))
+        client.cookies.set(CSRF_COOKIE, "the-real-one")
+        odd = client.post(
+            f"/api/review/{item}/accept", params={"channel": "C1"}, headers={"X-CSRF-Token": "é".encode()}
+        )
+        assert "CSRF" in _shape(odd, 403)
+        # Control: the right token passes.
+        done = client.post(
+            f"/api/review/{item}/accept", params={"channel": "C1"}, headers={"X-CSRF-Token": "the-real-one"}
+        )
+    assert done.status_code == 200, done.text
+
+
+def test_every_response_carries_the_security_headers(site):
+    with site.client(site.token("reader", ["C1"])) as client:
+        responses = [
+            client.get("/api/search", params={"q": "billing"}),
+            client.get("/api/nothing"),
+            client.put("/api/search"),
+            client.get("/wiki"),
+            client.get("/wiki/C1/overview"),
+            client.get("/login"),
+            client.get("/static/wiki.css"),
+            client.get("/healthz"),
+            client.get("/metrics"),
+            client.get("/openapi.json"),
+            client.get("/docs"),
+        ]
+    with httpx.Client(base_url=site.url) as anonymous:
+        responses += [anonymous.get("/api/search", params={"q": "x"}), anonymous.get("/wiki")]
+    for response in responses:
+        headers = response.headers
+        policy = {
+            part.split()[0]: part.split()[1:] for part in headers["content-security-policy"].split("; ")
+        }
+        assert policy["frame-ancestors"] == ["'none'"], response.url
+        assert "'unsafe-inline'" not in policy["script-src"] and "'unsafe-eval'" not in policy["script-src"]
+        assert policy["default-src"] == ["'none'"] and policy["object-src"] == ["'none'"]
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "no-referrer"
+    docs = responses[-3].text
+    assert docs.count("<script") == docs.count("<script src=") == 2  # no inline script on /docs either
+    assert "/static/swagger-init.js" in docs
+
+
+def _csrf_cookie(url: str, forwarded: dict[str, str]) -> str:
+    with httpx.Client(base_url=url) as client:
+        response = client.get("/login", headers=forwarded)
+    [cookie] = [c for c in response.headers.get_list("set-cookie") if c.startswith(CSRF_COOKIE)]
+    return cookie
+
+
+@pytest.mark.parametrize(
+    ("trusted", "believed"),
+    [("127.0.0.1", True), ("127.0.0.0/8, 10.0.0.0/8", True), ("*", True), ("10.9.8.7", False), ("", False)],
+)
+def test_forwarded_headers_are_believed_only_from_trusted_proxies(tmp_path, embedder, trusted, believed):
+    settings = Settings(data_dir=tmp_path / "proxy", trusted_proxies=trusted, _env_file=None)
+    lore = Teamlore(settings, embedder=embedder)
+    app = create_app(lore, flush_pages=False)
+
+    @app.get("/api/test-client-address")
+    def client_address(request: Request) -> dict[str, str | None]:
+        return {"host": request.client.host if request.client else None, "scheme": request.url.scheme}
+
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+    with serving(app) as url:
+        secure = "secure" in _csrf_cookie(url, forwarded).lower()
+        seen = httpx.get(f"{url}/api/test-client-address", headers=forwarded).json()
+        plain = "secure" in _csrf_cookie(url, {}).lower()
+    lore.close()
+    assert secure is believed and not plain  # control: no forwarded header, no Secure
+    expected = ("203.0.113.9", "https") if believed else ("127.0.0.1", "http")
+    assert (seen["host"], seen["scheme"]) == expected
+
+
+def test_a_trusted_proxies_setting_that_is_not_an_address_is_refused_at_start(tmp_path, embedder):
+    settings = Settings(data_dir=tmp_path / "bad", trusted_proxies="10.0.0.1, proxy.internal", _env_file=None)
+    lore = Teamlore(settings, embedder=embedder)
+    try:
+        with pytest.raises(ConfigurationError, match="proxy.internal"):
+            create_app(lore, flush_pages=False)
+    finally:
+        lore.close()

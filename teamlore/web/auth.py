@@ -115,8 +115,13 @@ async def check_csrf(request: Request) -> None:
         ("application/x-www-form-urlencoded", "multipart/form-data")
     ):
         sent = str((await request.form()).get(CSRF_FIELD, ""))
-    if not expected or not sent or not hmac.compare_digest(expected, sent):
+    # Bytes, not str: compare_digest refuses a str with non-ASCII characters (a 500, not a 403).
+    if not expected or not sent or not hmac.compare_digest(_raw(expected), _raw(sent)):
         raise Forbidden("the form's CSRF token is missing or stale: reload the page and try again")
+
+
+def _raw(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def scoped(role: Role = Role.READER):
