@@ -90,6 +90,17 @@ class Settings(BaseSettings):
     llm_backoff_max_s: float = Field(
         60.0, ge=0, description="Longest wait; a Retry-After asking for more fails the request instead."
     )
+    llm_breaker_failures: int = Field(
+        5,
+        ge=1,
+        description="Failed requests in a row (retries included) after which a model role is skipped"
+        " (its fallback used at once) for TEAMLORE_LLM_BREAKER_COOLDOWN_S.",
+    )
+    llm_breaker_cooldown_s: float = Field(
+        60.0,
+        gt=0,
+        description="How long a role's circuit stays open; then one trial call decides whether to close it.",
+    )
     llm_requests_per_minute: int = Field(
         0, ge=0, description="Requests per minute to the endpoint (0: no cap)."
     )
