@@ -296,3 +296,37 @@ def test_a_trusted_proxies_setting_that_is_not_an_address_is_refused_at_start(tm
             create_app(lore, flush_pages=False)
     finally:
         lore.close()
+
+
+def test_the_wiki_runs_under_the_policy_in_a_browser(site):
+    """Headless Chromium reports no Content-Security-Policy violation on the wiki's pages, and
+    their stylesheet loads (control: an inline script on a page is refused)."""
+    from .wiki_site import CHROMIUM, sign_in
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"no {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    fact = site.ids["fact_C1"]
+    paths = ["/wiki", "/wiki/C1", "/wiki/C1/overview", "/wiki/C1/overview/history",
+             f"/wiki/C1/facts/{fact}", "/wiki/search?q=billing", "/wiki/activity"]  # fmt: skip
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM))
+        try:
+            page = browser.new_context().new_page()
+            messages: list[str] = []
+            styles: list[int] = []
+            page.on("console", lambda m: messages.append(m.text))
+            page.on("response", lambda r: styles.append(r.status) if r.url.endswith("wiki.css") else None)
+            sign_in(page, site.url, site.token("reader", ["C1"]))
+            for path in paths:
+                page.goto(site.url + path)
+                assert page.title(), path
+            refused = [m for m in messages if "Content Security Policy" in m]
+            assert refused == [] and styles and set(styles) <= {200, 304}
+            page.evaluate("() => { const s = document.createElement('script'); s.textContent = "
+                          "'window.ran = 1'; document.body.appendChild(s); }")  # fmt: skip
+            assert page.evaluate("() => window.ran") is None
+            assert any("Content Security Policy" in m for m in messages)
+        finally:
+            browser.close()
