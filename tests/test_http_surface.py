@@ -330,3 +330,15 @@ def test_the_wiki_runs_under_the_policy_in_a_browser(site):
             assert any("Content Security Policy" in m for m in messages)
         finally:
             browser.close()
+
+
+def test_an_unhealthy_store_is_a_503_in_the_error_shape(site, monkeypatch):
+    import sqlite3
+
+    def broken(self):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with httpx.Client(base_url=site.url) as client:
+        assert client.get("/healthz").json() == {"status": "ok"}  # control
+        monkeypatch.setattr(type(site.lore.stores.db), "conn", property(broken))
+        assert "disk I/O error" in _shape(client.get("/healthz"), 503)

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from teamlore import __version__
 from teamlore.app import Teamlore
-from teamlore.errors import TeamloreError
+from teamlore.errors import BackendUnavailable
 from teamlore.web import api, errors, pages, push, security
 from teamlore.web.metrics import Metrics
 
@@ -64,8 +64,8 @@ def create_app(lore: Teamlore, flush_pages: bool | None = None) -> FastAPI:
     async def healthz() -> Response:
         try:
             await run_in_threadpool(lambda: lore.stores.db.conn.execute("SELECT 1").fetchone())
-        except (sqlite3.Error, TeamloreError) as exc:
-            return JSONResponse({"status": "unavailable", "error": str(exc)}, status_code=503)
+        except sqlite3.Error as exc:  # the error shape, as every other 503: {"error", "status"}
+            raise BackendUnavailable(f"the store does not answer: {exc}") from exc
         return JSONResponse({"status": "ok"})
 
     @app.get(security.DOCS_PATH, include_in_schema=False)
