@@ -75,6 +75,12 @@ class Settings(BaseSettings):
         5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
     )
 
+    trusted_proxies: str = Field(
+        "127.0.0.1",
+        description="Proxies whose X-Forwarded-Proto and X-Forwarded-For are believed (the wiki cookie's"
+        " Secure flag, the client address): comma-separated IPs or networks, * for any, empty for none.",
+    )
+
     push_secret: str = Field(
         "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
     )
@@ -101,6 +107,17 @@ class Settings(BaseSettings):
     llm_backoff_s: float = Field(1.0, ge=0, description="First retry wait; doubles each retry (with jitter).")
     llm_backoff_max_s: float = Field(
         60.0, ge=0, description="Longest wait; a Retry-After asking for more fails the request instead."
+    )
+    llm_breaker_failures: int = Field(
+        5,
+        ge=1,
+        description="Failed requests in a row (retries included) after which a model role is skipped"
+        " (its fallback used at once) for TEAMLORE_LLM_BREAKER_COOLDOWN_S.",
+    )
+    llm_breaker_cooldown_s: float = Field(
+        60.0,
+        gt=0,
+        description="How long a role's circuit stays open; then one trial call decides whether to close it.",
     )
     llm_requests_per_minute: int = Field(
         0, ge=0, description="Requests per minute to the endpoint (0: no cap)."

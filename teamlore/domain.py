@@ -63,7 +63,22 @@ class FactType(StrEnum):
     STATEMENT = "statement"
 
 
-Identifier = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
+# What an id (platform, workspace, channel, message, thread) may be: what an event may carry is
+# what a request may name, so one pattern serves both.
+IDENTIFIER_MAX = 200
+IDENTIFIER_PATTERN = r"^[^\s\x00-\x1f\x7f]+$"
+Identifier = Annotated[str, Field(min_length=1, max_length=IDENTIFIER_MAX, pattern=IDENTIFIER_PATTERN)]
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+
+def check_identifier(value: str, what: str) -> str:
+    """``value`` if it can name something stored; else ``InvalidInput`` naming ``what`` (the
+    value itself is not echoed: it may hold the very characters that make it bad)."""
+    if len(value) > IDENTIFIER_MAX or not _IDENTIFIER.fullmatch(value):
+        raise InvalidInput(
+            f"{what}: an id is 1-{IDENTIFIER_MAX} characters without spaces or control characters"
+        )
+    return value
 
 
 class AttachmentKind(StrEnum):

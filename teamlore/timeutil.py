@@ -32,17 +32,31 @@ SENTINEL_MICROS = to_micros(SENTINEL)
 
 
 def parse_time(text: str) -> datetime:
-    """Parse an ISO 8601 time with a zone ('Z' or an offset); a date alone means midnight UTC."""
+    """Parse an ISO 8601 time with a zone ('Z' or an offset); a date alone means midnight UTC.
+
+    Every surface (API, wiki, CLI, MCP) reads the times of a read (as of, known at, since) here,
+    so one rule holds for all: a time at or after the open bound (``SENTINEL``, 9999-12-31) is
+    refused, since "still open" and "true then" cannot be told apart there; search and a fact
+    by id would otherwise disagree about it.
+    """
     raw = text.strip()
+    shown = repr(text[:40] + ("..." if len(text) > 40 else ""))
     try:
         if len(raw) == 10:
-            return datetime.fromisoformat(raw).replace(tzinfo=UTC)
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+            moment = datetime.fromisoformat(raw).replace(tzinfo=UTC)
+        else:
+            moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
-        raise ValueError(f"not an ISO 8601 time: {text!r} (expected e.g. 2026-01-05T10:00:00Z)") from exc
+        raise ValueError(f"not an ISO 8601 time: {shown} (expected e.g. 2026-01-05T10:00:00Z)") from exc
     if moment.tzinfo is None:
-        raise ValueError(f"time {text!r} has no time zone; add Z for UTC")
-    return moment.astimezone(UTC)
+        raise ValueError(f"time {shown} has no time zone; add Z for UTC")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"time {shown} is outside the years 1-9999 once in UTC") from None
+    if moment >= SENTINEL:
+        raise ValueError(f"time {shown} is at or after {SENTINEL.date()}, the open bound; give one before it")
+    return moment
 
 
 def iso(moment: datetime) -> str:

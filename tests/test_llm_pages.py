@@ -220,6 +220,34 @@ def test_an_answer_citing_a_fact_it_was_not_given_gives_the_extractive_answer(as
     assert next(r for r in lore.stores.spend.totals() if r.role == "answer").fallbacks == 1
 
 
+def test_an_answer_citing_a_fact_it_was_not_given_is_rejected_output_in_the_ledger(asked, model):
+    """Through the HTTP API: the refusal is counted as rejected (as the extractor and writer count
+    theirs) and as a fallback, and the refused answer is not cached: asking again asks again."""
+    import httpx
+
+    from teamlore.web import create_app
+
+    from .web_server import serving
+
+    lore = asked({"sentences": [{"text": "It is on the moon.", "fact_ids": ["f_invented"]}], "unknown": ""})
+    token = lore.access.create("asker", "reader", WS, ["C1"])[1]
+    with (
+        serving(create_app(lore, flush_pages=False)) as url,
+        httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client,
+    ):
+        answers = [client.get("/api/ask", params={"q": "When is the launch?"}).json() for _ in range(2)]
+    assert all(a["composer"] == "extractive" and "moon" not in a["answer"] for a in answers)
+    row = next(r for r in lore.stores.spend.totals() if r.role == "answer")
+    assert (row.calls, row.rejected, row.fallbacks, row.cache_hits) == (2, 2, 2, 0)
+    assert len(model.chats("answer")) == 2
+    # Control: an answer citing what it was given is neither rejected nor a fallback, and is cached.
+    model.default = answers_with(_first_fact("The launch is planned for March 3."))
+    lore.ask("When is the launch, really?", Scope(WS, ["C1"]))
+    lore.ask("When is the launch, really?", Scope(WS, ["C1"]))
+    row = next(r for r in lore.stores.spend.totals() if r.role == "answer")
+    assert (row.calls, row.rejected, row.fallbacks, row.cache_hits) == (3, 2, 2, 1)
+
+
 def test_model_answer_text_cannot_fake_citation_markers_or_links(asked):
     lore = asked(_first_fact("The launch [2] is <b>March 3</b>, see [here](http://evil.example)."))
     answer = lore.ask("When is the launch?", Scope(WS, ["C1"]))

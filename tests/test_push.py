@@ -157,6 +157,29 @@ def test_a_replay_is_refused_by_key_or_by_signature(push):
     assert push.send(_body(_event(2, "The office lease ends in December.")), key="new").status_code == 200
 
 
+def test_a_signature_is_checked_on_its_exact_bytes(push):
+    """A replay with a new key and a byte added to the signature is refused as a bad signature
+    (401), not read as the same signature with whitespace around it."""
+    body = _body(_event(1))
+    stamp = str(int(push.clock().timestamp()))
+    good = sign(SECRET, stamp, body)
+    assert push.send(body, key="once").status_code == 200
+    before = push.counts()
+    for suffix in (b"\xa0", b"\x85"):
+        headers = {
+            "Content-Type": "application/json",
+            "X-Teamlore-Timestamp": stamp,
+            "X-Teamlore-Signature": good.encode() + suffix,
+            "Idempotency-Key": f"again-{suffix.hex()}",
+        }
+        response = push.http.post("/api/push", content=body, headers=headers)
+        assert response.status_code == 401, (suffix, response.text)
+        assert "bad signature" in response.json()["error"]
+    assert push.counts() == before
+    # Control: the exact signature with a new key is a replay (409), recorded under what was verified.
+    assert push.send(body, key="twice").status_code == 409
+
+
 def test_push_is_off_without_a_secret(tmp_path, embedder):
     for site in _site(tmp_path, embedder):
         response = site.send(_body(_event(1)), secret="")

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
 
-from teamlore.domain import Scope
+from teamlore.domain import Scope, check_identifier
 from teamlore.errors import Forbidden, InvalidInput, Unauthorized
 from teamlore.stores.protocols import TokenRecord, TokenStore
 
 PREFIX = "tl"
+# A token's name says who or what uses it; it is shown in listings and in the audit log.
+TOKEN_NAME_MAX = 100
 _TOKEN = re.compile(rf"^{PREFIX}_([0-9a-f]{{12}})_([A-Za-z0-9_-]{{20,}})$")
 
 
@@ -57,6 +59,13 @@ class Grant:
     def may_read(self, workspace: str, channel: str) -> bool:
         return workspace == self.workspace and (self.channels is None or channel in self.channels)
 
+    def covers(self, record: TokenRecord) -> bool:
+        """Whether ``record`` reaches nothing this grant does not: an admin sees, and revokes,
+        only such tokens (a token for every channel only with a grant for every channel)."""
+        if record.workspace != self.workspace:
+            return False
+        return self.channels is None or (bool(record.channels) and set(record.channels) <= self.channels)
+
 
 class Access:
     """Create, check and revoke tokens; turn a grant and a request into a Scope."""
@@ -76,18 +85,20 @@ class Access:
     ) -> tuple[TokenRecord, str]:
         """A new token; returns the record and the secret token string (shown once)."""
         role = role if isinstance(role, Role) else Role.parse(role)
-        if not name.strip():
-            raise InvalidInput("a token needs a name (who or what uses it)")
+        name = _token_name(name)
         if not workspace.strip():
             raise InvalidInput("a token needs a workspace")
+        check_identifier(workspace.strip(), "workspace")
         chosen = None if channels is None else tuple(sorted({c.strip() for c in channels if c.strip()}))
         if chosen is not None and not chosen:
             raise InvalidInput("name at least one channel, or grant every channel explicitly")
+        for channel in chosen or ():
+            check_identifier(channel, "channel")
         token_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
         record = TokenRecord(
             token_id=token_id,
-            name=name.strip(),
+            name=name,
             role=str(role),
             workspace=workspace.strip(),
             channels=chosen or (),
@@ -152,9 +163,24 @@ class Access:
     def list(self, workspace: str | None = None) -> list[TokenRecord]:
         return self._tokens.all(workspace)
 
+    def list_within(self, grant: Grant) -> list[TokenRecord]:
+        """The tokens an admin token may see: those its grant covers."""
+        return [r for r in self._tokens.all(grant.workspace) if grant.covers(r)]
+
     def revoke(self, token_id: str) -> None:
         if not self._tokens.revoke(token_id, self._clock()):
             raise InvalidInput(f"no live token {token_id}")
+
+
+def _token_name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidInput("a token needs a name (who or what uses it)")
+    if len(name) > TOKEN_NAME_MAX:
+        raise InvalidInput(f"a token name is at most {TOKEN_NAME_MAX} characters; this one has {len(name):,}")
+    if not name.isprintable():
+        raise InvalidInput("a token name may not hold control characters or line breaks")
+    return name
 
 
 def _digest(secret: str) -> str:

@@ -81,9 +81,9 @@ class PushDesk:
         if len(request.body) > self.max_bytes:
             raise TooLarge(f"the body is {len(request.body):,} bytes; the limit is {self.max_bytes:,}")
         now = self.clock()
-        self._verify(request, now)
+        verified = self._verify(request, now)
         events = self._events(request.body)
-        keys = [f"key:{request.idempotency_key}", f"sig:{request.signature}"]
+        keys = [f"key:{request.idempotency_key}", f"sig:{verified}"]
         if self.enqueue is not None:
             self._claim(keys, now)
             spooled = self.enqueue(events)
@@ -93,11 +93,14 @@ class PushDesk:
             outcomes = self.ingest(events)
         return PushReceipt(len(events), "inline", outcomes)
 
-    def _verify(self, request: PushRequest, now: datetime) -> None:
+    def _verify(self, request: PushRequest, now: datetime) -> str:
+        """The signature that was verified: the replay record is keyed on it, byte for byte."""
         if not request.signature or not request.timestamp:
             raise Unauthorized("a push needs X-Teamlore-Timestamp and X-Teamlore-Signature headers")
         expected = sign(self.secret, request.timestamp, request.body)
-        if not hmac.compare_digest(expected.encode(), request.signature.strip().encode()):
+        # The exact bytes: nothing stripped, so no two distinct headers can pass as one signature.
+        given = request.signature.encode("utf-8", "surrogatepass")
+        if not hmac.compare_digest(expected.encode(), given):
             raise Unauthorized("bad signature: expected sha256=HMAC-SHA256(secret, timestamp + '.' + body)")
         try:
             sent = datetime.fromtimestamp(int(request.timestamp), tz=now.tzinfo)
@@ -110,6 +113,7 @@ class PushDesk:
             )
         if not request.idempotency_key or not _KEY.match(request.idempotency_key):
             raise InvalidInput("a push needs an Idempotency-Key header (1-200 printable characters)")
+        return expected
 
     def _events(self, body: bytes) -> list[MessageEvent]:
         try:

@@ -12,6 +12,7 @@ import typer
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
 from teamlore.config import Settings
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.timeutil import iso
 from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
 from teamlore.workers.dead_letter import DeadLetters
 
@@ -107,16 +108,38 @@ def _queues(lore) -> dict[str, object]:
 
 
 def _spend(lore) -> dict[str, object]:
-    """The ledger as stored (it outlives configuration changes), and whether a model is set."""
+    """The ledger as stored (it outlives configuration changes), whether a model is set, and each
+    role's circuit breaker as it last changed (a role never tripped is closed)."""
+    stored = {row.role: row for row in lore.stores.spend.breakers()}
+    roles = list(stored)
+    if lore.settings.llm_base_url:
+        from teamlore.llm.client import Role  # the openai package is there when a model is set
+
+        roles = [role.value for role in Role] + [r for r in stored if r not in {x.value for x in Role}]
     return {
         "endpoint": lore.settings.llm_base_url or None,
         "spend": [asdict(row) for row in lore.stores.spend.totals()],
+        "breakers": [_breaker_json(role, stored.get(role)) for role in roles],
+    }
+
+
+def _breaker_json(role: str, row) -> dict[str, object]:
+    if row is None:
+        return {"role": role, "state": "closed", "failures": 0, "changed_at": None, "retry_at": None}
+    return {
+        "role": role,
+        "state": row.state,
+        "failures": row.failures,
+        "changed_at": iso(row.changed_at),
+        "retry_at": None if row.retry_at is None else iso(row.retry_at),
     }
 
 
 def _print_spend(model: dict) -> None:
     endpoint = model["endpoint"] or "none (TEAMLORE_LLM_BASE_URL is not set: heuristics only)"
     out.print(f"model endpoint: {endpoint}", markup=False)
+    if model["breakers"]:
+        out.print("model roles: " + ", ".join(_breaker_text(b) for b in model["breakers"]), markup=False)
     if not model["spend"]:
         out.print("model spend: no calls recorded", markup=False)
         return
@@ -128,6 +151,17 @@ def _print_spend(model: dict) -> None:
             f"{row['prompt_tokens']:,} / {row['completion_tokens']:,} tokens",
             markup=False,
         )
+
+
+def _breaker_text(breaker: dict) -> str:
+    if breaker["state"] == "closed":
+        return f"{breaker['role']} closed"
+    if breaker["state"] == "half_open":
+        return f"{breaker['role']} half-open (a trial call is deciding)"
+    return (
+        f"{breaker['role']} OPEN ({breaker['failures']} failed requests in a row; "
+        f"fallback used until {breaker['retry_at']}, then one trial call)"
+    )
 
 
 def doctor(

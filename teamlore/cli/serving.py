@@ -30,4 +30,5 @@ def run(lore: Teamlore, host: str, port: int) -> None:
 
     from teamlore.web import create_app
 
-    uvicorn.run(create_app(lore), host=host, port=port, log_level="warning", proxy_headers=True)
+    # The app decides whose forwarded headers to believe (TEAMLORE_TRUSTED_PROXIES), not uvicorn.
+    uvicorn.run(create_app(lore), host=host, port=port, log_level="warning", proxy_headers=False)

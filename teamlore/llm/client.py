@@ -1,8 +1,9 @@
 """One client for any OpenAI-compatible chat endpoint, shared by every model role.
 
 It owns what every call needs and no caller should repeat: the model for the role, the timeout,
-retries with backoff that honour ``Retry-After``, the endpoint's rate limits, and the spend
-ledger. Vendor errors become ``ModelUnavailable`` here; nothing above sees an ``openai`` type.
+retries with backoff that honour ``Retry-After``, the endpoint's rate limits, a circuit breaker
+per role (``breaker``) and the spend ledger. Vendor errors become ``ModelUnavailable`` here;
+nothing above sees an ``openai`` type.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import openai
 
 from teamlore.config import Settings
 from teamlore.errors import ModelOutputInvalid, ModelUnavailable
+from teamlore.llm.breaker import CircuitBreaker
 from teamlore.llm.ratelimit import RateLimiter
 from teamlore.retry_after import retry_after
-from teamlore.stores.protocols import SpendLedger, SpendRow
+from teamlore.stores.protocols import BreakerRow, SpendLedger, SpendRow
 
 log = logging.getLogger(__name__)
 # Statuses worth asking again: timeout, conflict, too many requests, the server's own trouble.
 RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504})
+# The endpoint pacing us: neither a failure nor a success for the circuit breaker.
+PACING = 429
 CHARS_PER_TOKEN = 4  # the rate limiter's estimate before the endpoint reports usage
 
 
@@ -47,7 +51,11 @@ class ModelClient:
     """Chat completions through the ``openai`` package against ``TEAMLORE_LLM_BASE_URL``."""
 
     def __init__(
-        self, settings: Settings, ledger: SpendLedger, sleep: Callable[[float], None] = time.sleep
+        self,
+        settings: Settings,
+        ledger: SpendLedger,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.base_url = settings.llm_base_url.rstrip("/")
         self._openai = openai.OpenAI(
@@ -68,6 +76,19 @@ class ModelClient:
         self.limiter = RateLimiter(
             settings.llm_requests_per_minute, settings.llm_tokens_per_minute, sleep=sleep
         )
+        self.breakers = {
+            role: CircuitBreaker(
+                role.value,
+                settings.llm_breaker_failures,
+                settings.llm_breaker_cooldown_s,
+                publish=self._published,
+                clock=clock,
+            )
+            for role in Role
+        }
+
+    def _published(self, status: BreakerRow) -> None:
+        self.ledger.set_breaker(status)
 
     def model_for(self, role: Role) -> str:
         return self._models[role]
@@ -80,6 +101,8 @@ class ModelClient:
         """One JSON-mode chat completion; retried on timeouts, 429 and 5xx, then ModelUnavailable."""
         model = self.model_for(role)
         estimate = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + self._max_output
+        breaker = self.breakers[role]
+        breaker.admit()  # while the role's circuit is open: ModelUnavailable at once, no request
         attempt = 0
         while True:
             handle = self.limiter.acquire(estimate)
@@ -94,13 +117,17 @@ class ModelClient:
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 self.limiter.settle(handle, 0)
                 self.ledger.record(SpendRow(role.value, model, failures=1))
-                wait = self._wait_before_retry(exc, attempt)
+                if getattr(exc, "status_code", None) != PACING:
+                    breaker.failed()
+                # An open circuit ends the retries too: the next request would be refused anyway.
+                wait = None if breaker.is_open else self._wait_before_retry(exc, attempt)
                 log.warning("model %s (%s) failed, attempt %d: %s", model, role.value, attempt + 1, exc)
                 if wait is None:
                     raise ModelUnavailable(_describe(exc, self.base_url)) from exc
                 self._sleep(wait)
                 attempt += 1
                 continue
+            breaker.succeeded()  # the endpoint answered; whether the answer is usable is the caller's
             return self._completion(role, model, response, handle, estimate)
 
     def _completion(self, role: Role, model: str, response, handle: list[float], estimate: int) -> Completion:

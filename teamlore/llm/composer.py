@@ -40,11 +40,20 @@ class ModelComposer:
     def compose(self, question: str, facts: Sequence[Hit]) -> Composed:
         data = [_datum(v) for v in facts]
         prompt = prompts.render_answer(question, data)
+        given = {v.key for v in facts}
         try:
+            # The citation check runs inside ``ask``: an answer citing what it was not given is
+            # counted as rejected output (as the extractor and writer count theirs), never cached.
             answer = ask(
-                self.client, Role.ANSWER, prompts.ANSWER_VERSION, prompt, prompts.AnswerAnswer, self.cache
+                self.client,
+                Role.ANSWER,
+                prompts.ANSWER_VERSION,
+                prompt,
+                prompts.AnswerAnswer,
+                self.cache,
+                check=lambda a: _composed(a, given),
             )
-            return _composed(answer, {v.key for v in facts})
+            return _composed(answer, given)
         except (ModelUnavailable, ModelOutputInvalid) as exc:
             self.client.note(Role.ANSWER, fallbacks=1)
             log.warning("answer composer failed, extractive answer used: %s", exc)

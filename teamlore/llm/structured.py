@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -52,8 +52,12 @@ def ask(
     schema: type[T],
     cache: ModelCache | None = None,
     retries: int = 0,
+    check: Callable[[T], object] | None = None,
 ) -> T:
-    """Validated output for ``messages``; ModelUnavailable or ModelOutputInvalid when none came."""
+    """Validated output for ``messages``; ModelUnavailable or ModelOutputInvalid when none came.
+
+    ``check`` is the caller's own test of a whole answer (raising ModelOutputInvalid): output it
+    refuses is counted as rejected, like output that fails the schema, and never cached."""
     model = client.model_for(role)
     key = cache_key(version, model, messages)
     if cache is not None:
@@ -70,6 +74,8 @@ def ask(
     for _ in range(retries + 1):
         try:
             answer = parse(client.complete(role, messages).text, schema)
+            if check is not None:
+                check(answer)
         except ModelOutputInvalid as exc:
             problem = str(exc)
             client.note(role, rejected=1)

@@ -383,12 +383,29 @@ class SpendRow:
     completion_tokens: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class BreakerRow:
+    """A model role's circuit breaker as it last changed (``llm/breaker.py``)."""
+
+    role: str
+    state: str  # closed | open | half_open
+    failures: int  # failed requests in a row
+    changed_at: datetime
+    retry_at: datetime | None = None  # open: when the next call may be the trial
+
+
 class SpendLedger(Protocol):
     def record(self, row: SpendRow) -> None:
         """Add ``row``'s counts to the totals of its role and model."""
         ...
 
     def totals(self) -> list[SpendRow]: ...
+
+    def set_breaker(self, row: BreakerRow) -> None:
+        """Remember a role's breaker state (the latest change wins)."""
+        ...
+
+    def breakers(self) -> list[BreakerRow]: ...
 
 
 class ModelCache(Protocol):

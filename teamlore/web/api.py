@@ -239,9 +239,11 @@ def admin_erase(
     }
 
 
-@router.get("/admin/tokens", tags=["admin"], summary="Tokens of the workspace (never their secrets)")
+@router.get(
+    "/admin/tokens", tags=["admin"], summary="Tokens within the caller's grant (never their secrets)"
+)
 def tokens_list(request: Request, who: Caller = unscoped(Role.ADMIN)) -> list[dict[str, Any]]:
-    return [views.token_json(r) for r in lore_of(request).access.list(who.grant.workspace)]
+    return [views.token_json(r) for r in lore_of(request).access.list_within(who.grant)]
 
 
 @router.post("/admin/tokens", tags=["admin"], summary="Create a token; the secret is in this answer only")
@@ -271,7 +273,7 @@ def tokens_revoke(
     record = next((r for r in lore.access.list(who.grant.workspace) if r.token_id == token_id), None)
     if record is None:
         raise NotFound(f"no token {token_id} in workspace {who.grant.workspace}")
-    if who.grant.channels is not None and not set(record.channels or ["*"]) <= who.grant.channels:
+    if not who.grant.covers(record):
         raise Forbidden("this token reaches channels the admin token may not read")
     with writing(request):
         lore.access.revoke(token_id)

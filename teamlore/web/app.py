@@ -10,14 +10,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from teamlore import __version__
 from teamlore.app import Teamlore
-from teamlore.errors import TeamloreError
-from teamlore.web import api, errors, pages, push
+from teamlore.errors import BackendUnavailable
+from teamlore.web import api, errors, pages, push, security
 from teamlore.web.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -45,12 +45,16 @@ def create_app(lore: Teamlore, flush_pages: bool | None = None) -> FastAPI:
         version=__version__,
         summary="Cited, time-aware facts and a self-maintaining wiki from a team's chat.",
         lifespan=lifespan,
+        # Our own docs page: FastAPI's starts Swagger UI with an inline script, which the CSP refuses.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.lore = lore
     app.state.write_lock = threading.RLock()
     app.state.metrics = metrics = Metrics(lore)
     metrics.install(app)
     errors.install(app)
+    security.install(app, lore.settings.trusted_proxies)
     app.include_router(push.router)
     app.include_router(api.router)
     app.include_router(pages.router)
@@ -60,15 +64,37 @@ def create_app(lore: Teamlore, flush_pages: bool | None = None) -> FastAPI:
     async def healthz() -> Response:
         try:
             await run_in_threadpool(lambda: lore.stores.db.conn.execute("SELECT 1").fetchone())
-        except (sqlite3.Error, TeamloreError) as exc:
-            return JSONResponse({"status": "unavailable", "error": str(exc)}, status_code=503)
+        except sqlite3.Error as exc:  # the error shape, as every other 503: {"error", "status"}
+            raise BackendUnavailable(f"the store does not answer: {exc}") from exc
         return JSONResponse({"status": "ok"})
+
+    @app.get(security.DOCS_PATH, include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(_DOCS_PAGE)
 
     @app.get("/metrics", tags=["ops"], summary="Prometheus metrics")
     async def prometheus(request: Request) -> Response:
         return await run_in_threadpool(metrics.render)
 
     return app
+
+
+_SWAGGER = f"{security.SWAGGER_CDN}/npm/swagger-ui-dist@5"
+_DOCS_PAGE = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Teamlore API</title>
+<link rel="stylesheet" href="{_SWAGGER}/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="{_SWAGGER}/swagger-ui-bundle.js"></script>
+<script src="/static/swagger-init.js"></script>
+</body>
+</html>
+"""
 
 
 def _flush_loop(app: FastAPI, stop: threading.Event) -> None:

@@ -6,6 +6,10 @@ The role the route needs is checked (403), and for routes that read channels the
 for (path ``{channel}`` or repeated ``?channel=``) become the request's Scope through
 ``Access.scope``: a channel outside the grant is refused with 403, never read as empty.
 
+Every id a request names (each path parameter, and the ``workspace``, ``channel`` and
+``author`` query parameters) is checked here too, by ``domain.check_identifier``: a NUL or a
+control character is bad input (400), never a store error or a "not found" that echoes it.
+
 A state-changing request authenticated by the cookie must also carry the CSRF token (double
 submit: the ``teamlore_csrf`` cookie repeated in the form field ``csrf`` or the ``X-CSRF-Token``
 header). Bearer requests need none: a browser never adds that header by itself.
@@ -24,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 
 from teamlore.app import Teamlore
 from teamlore.capabilities.access import Grant, Role
-from teamlore.domain import Scope
+from teamlore.domain import Scope, check_identifier
 from teamlore.errors import Forbidden
 
 TOKEN_COOKIE = "teamlore_token"
@@ -32,6 +36,8 @@ CSRF_COOKIE = "teamlore_csrf"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Query parameters that name something stored; every path parameter does.
+ID_QUERIES = ("workspace", "channel", "author")
 
 _bearer = HTTPBearer(auto_error=False, description="An API token: `teamlore tokens create`.")
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
@@ -81,6 +87,7 @@ async def _authorize(
     from_cookie = bearer is None
     token = bearer.credentials if bearer is not None else request.cookies.get(TOKEN_COOKIE)
     grant = await run_in_threadpool(lore.access.authenticate, token)
+    check_ids(request)
     if from_cookie and request.method not in SAFE_METHODS:
         await check_csrf(request)
     lore.access.require(grant, role)
@@ -92,6 +99,15 @@ async def _authorize(
     return Caller(grant, scope)
 
 
+def check_ids(request: Request) -> None:
+    for name, value in request.path_params.items():
+        check_identifier(str(value), name)
+    for name in ID_QUERIES:
+        for value in request.query_params.getlist(name):
+            if value:  # empty: not given (the wiki's "all your channels")
+                check_identifier(value, name)
+
+
 async def check_csrf(request: Request) -> None:
     expected = request.cookies.get(CSRF_COOKIE, "")
     sent = request.headers.get(CSRF_HEADER)
@@ -99,8 +115,13 @@ async def check_csrf(request: Request) -> None:
         ("application/x-www-form-urlencoded", "multipart/form-data")
     ):
         sent = str((await request.form()).get(CSRF_FIELD, ""))
-    if not expected or not sent or not hmac.compare_digest(expected, sent):
+    # Bytes, not str: compare_digest refuses a str with non-ASCII characters (a 500, not a 403).
+    if not expected or not sent or not hmac.compare_digest(_raw(expected), _raw(sent)):
         raise Forbidden("the form's CSRF token is missing or stale: reload the page and try again")
+
+
+def _raw(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def scoped(role: Role = Role.READER):

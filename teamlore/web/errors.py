@@ -1,16 +1,22 @@
 """Teamlore's errors as HTTP answers, in one place: a status code and a one-line message.
 
-API paths answer JSON ``{"error": ..., "status": ...}``; wiki pages answer an HTML page, and a
-wiki request without a valid login goes to the login form instead of a bare 401.
+API paths answer JSON ``{"error": ..., "status": ...}`` on every status: Teamlore's errors, bad
+parameters (422), unknown routes (404), a method a route does not take (405, with ``Allow``) and
+an unexpected failure (500, logged). Wiki pages answer an HTML page, and a wiki request without a
+valid login goes to the login form instead of a bare 401.
 """
 
 from __future__ import annotations
 
+import logging
+from http import HTTPStatus
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
 
 from teamlore.errors import (
     BackendUnavailable,
@@ -24,6 +30,9 @@ from teamlore.errors import (
     TooLarge,
     Unauthorized,
 )
+from teamlore.web.security import security_headers
+
+log = logging.getLogger(__name__)
 
 # First match wins: subclasses before their base.
 STATUS: tuple[tuple[type[TeamloreError], int], ...] = (
@@ -44,8 +53,9 @@ def status_of(exc: TeamloreError) -> int:
 
 
 def is_wiki(request: Request) -> bool:
+    """A page a person reads (the wiki and its sign-in); everything else answers JSON."""
     path = request.url.path
-    return not (path.startswith("/api/") or path in ("/healthz", "/metrics"))
+    return path in ("/", "/login", "/logout") or path == "/wiki" or path.startswith("/wiki/")
 
 
 def one_line(text: str) -> str:
@@ -64,6 +74,36 @@ def install(app: FastAPI) -> None:
         more = len(exc.errors()) - 1
         message = f"{where}: {first['msg']}" + (f" (and {more} more)" if more > 0 else "")
         return answer(request, 422, one_line(message))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if is_wiki(request):
+            return await http_exception_handler(request, exc)
+        response = answer(request, exc.status_code, _reason(exc))
+        response.headers.update(exc.headers or {})
+        return response
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        # Outside every middleware (Starlette's error middleware), so the headers are added here.
+        log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        if is_wiki(request):
+            response: Response = PlainTextResponse("Internal Server Error", status_code=500)
+        else:
+            response = JSONResponse({"error": "internal error; see the server log", "status": 500}, 500)
+        response.headers.update(security_headers(request.url.path))
+        return response
+
+
+def _reason(exc: HTTPException) -> str:
+    """A one-line message: the route's own detail, else what the status means and what to do."""
+    if exc.status_code == 404 and exc.detail == "Not Found":
+        return "no such route; the routes are listed at /docs"
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        return f"this route does not take that method; it takes {allowed or 'another one'}"
+    detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    return one_line(detail)
 
 
 def answer(request: Request, status: int, message: str) -> Response:

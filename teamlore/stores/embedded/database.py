@@ -155,6 +155,11 @@ CREATE TABLE IF NOT EXISTS llm_spend (
     prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (role, model)
 );
+-- Each model role's circuit breaker as it last changed (any process): what `teamlore status` shows.
+CREATE TABLE IF NOT EXISTS llm_breakers (
+    role TEXT PRIMARY KEY, state TEXT NOT NULL, failures INTEGER NOT NULL,
+    changed_at INTEGER NOT NULL, retry_at INTEGER
+);
 -- Validated model output by prompt version, model and content hash: a re-index pays nothing.
 CREATE TABLE IF NOT EXISTS llm_cache (
     key TEXT PRIMARY KEY, role TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL

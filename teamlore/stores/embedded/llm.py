@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from teamlore.stores.embedded.database import Database
-from teamlore.stores.protocols import SpendRow
+from teamlore.stores.protocols import BreakerRow, SpendRow
+from teamlore.timeutil import from_micros, to_micros
 
 _COUNTS = ("calls", "failures", "fallbacks", "rejected", "cache_hits", "prompt_tokens", "completion_tokens")
 
@@ -29,6 +30,25 @@ class EmbeddedSpendLedger:
             f"SELECT role, model, {', '.join(_COUNTS)} FROM llm_spend ORDER BY role, model"
         ).fetchall()
         return [SpendRow(*tuple(r)) for r in rows]
+
+    def set_breaker(self, row: BreakerRow) -> None:
+        # Like ``record``, joins an open transaction: a rolled-back batch loses the line (status
+        # then shows the change before), never the breaker itself, which lives in the process.
+        retry_at = None if row.retry_at is None else to_micros(row.retry_at)
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO llm_breakers VALUES (?,?,?,?,?)",
+                (row.role, row.state, row.failures, to_micros(row.changed_at), retry_at),
+            )
+
+    def breakers(self) -> list[BreakerRow]:
+        rows = self._db.conn.execute(
+            "SELECT role, state, failures, changed_at, retry_at FROM llm_breakers ORDER BY role"
+        ).fetchall()
+        return [
+            BreakerRow(r[0], r[1], r[2], from_micros(r[3]), None if r[4] is None else from_micros(r[4]))
+            for r in rows
+        ]
 
 
 class EmbeddedModelCache:
