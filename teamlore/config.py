@@ -57,6 +57,12 @@ class Settings(BaseSettings):
         5.0, gt=0, description="How long to wait for MongoDB to answer before reporting it unreachable."
     )
 
+    hash_secret: str = Field(
+        "",
+        description="Secret keying the text hashes the audit log keeps (HMAC-SHA256), so an erased"
+        " person's sentence cannot be confirmed from them; empty: generated once into the data dir"
+        " (file hash-secret). Set the same value on every process of a server deployment.",
+    )
     push_secret: str = Field(
         "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
     )
