@@ -29,13 +29,9 @@ from .web_server import serving
 ZED, ANN = ("U9", "zed"), ("U2", "ann")
 THEIRS = ["quokkaflux", "periwinkl", "snorkelwhal", "brambleduck", "yarrowmint", "glimmerbox"]
 CONTROL = "tiddlywomp"
-QUERIES = [
-    "Quokkaflux codename Periwinkle",
-    "is the Snorkelwhale offsite still on",
-    "who owns the Brambleduck billing service",
-    "Yarrowmint budget",
-    "Glimmerbox release",
-]
+# Keyword search ORs the words: one query finds every one of their statements, and the control.
+EVERY_WORD = "Quokkaflux Periwinkle Snorkelwhale Brambleduck Yarrowmint Glimmerbox Tiddlywomp"
+QUERIES = [EVERY_WORD, "is the offsite still on", "who owns the billing service"]
 
 
 def _line(n: int, who: tuple[str, str], text: str, thread: int | None = None, kind: str = "created") -> str:
@@ -85,6 +81,13 @@ def _cli(*args: str) -> str:
     done = CliRunner().invoke(cli_app, list(args))
     assert done.exit_code == 0, done.output
     return done.output
+
+
+def _cli_search(data: Path) -> str:
+    return _cli(
+        "search", EVERY_WORD, "--mode", "keyword", "--history", "--limit", "50",
+        "-w", WS, "-c", "C1", "--json", "--data-dir", str(data),
+    )  # fmt: skip
 
 
 def _hash_forms(text: str, embedding_name: str) -> set[str]:
@@ -150,22 +153,17 @@ def test_an_erased_person_leaves_no_word_and_no_hash_on_any_surface_or_file(tmp_
         hashes |= _hash_forms(text, cli_embedder.name)
     control_statement = next(s for s in statements.values() if CONTROL in s.lower())
     control_hash = content_hash(control_statement)
-    # Controls before: the answers were built from their questions, the file holds their words.
-    found = json.loads(
-        _cli("search", "Snorkelwhale offsite", "-w", WS, "-c", "C1", "--json", "--data-dir", str(data))
-    )
-    assert any("snorkelwhale" in h["text"].lower() and h["kind"] == "fact" for h in found["results"])
-    assert any("(re:" in s or "brambleduck" in s.lower() for s in statements.values())
-    before = _leaks(_files(data), hashes)
-    assert set(THEIRS) <= set(before) and hashes & set(before)
+    # Controls before: the answers were built from their questions, the file holds their words,
+    # and the search asked again below finds every one of their statements.
+    assert any("(re:" in s and "brambleduck" in s.lower() for s in statements.values())
+    assert set(THEIRS) <= set(_leaks(_cli_search(data), set())) and hashes & set(_leaks(_files(data), hashes))
 
     _cli("erase", "-w", WS, "--author", "U9", "--by", "dpo", "--data-dir", str(data))
 
-    for query in QUERIES:
-        for command in ("search", "ask"):
-            shown = _cli(command, query, "-w", WS, "-c", "C1", "--json", "--data-dir", str(data))
-            assert not _leaks(shown, hashes, query), (command, query)
-    assert CONTROL in _cli("search", "Tiddlywomp", "-w", WS, "-c", "C1", "--data-dir", str(data)).lower()
+    found = _cli_search(data)
+    assert not _leaks(found, hashes, EVERY_WORD) and CONTROL in found.lower()
+    answer = _cli("ask", EVERY_WORD, "-w", WS, "-c", "C1", "--json", "--data-dir", str(data))
+    assert not _leaks(answer, hashes, EVERY_WORD)
 
     lore = Teamlore(Settings(data_dir=data, _env_file=None), embedder=cli_embedder)
     try:
@@ -196,7 +194,7 @@ def _surfaces(url: str, token: str, mcp: ReadTools, fact_ids: set[str]) -> dict[
             assert answer.status_code in (200, 404), (path, answer.text)
             shown[(f"{path} {params}", str(params.get("q", "")))] = answer.text
 
-        for query in [*QUERIES, "Tiddlywomp cluster"]:
+        for query in QUERIES:
             for history in ("false", "true"):
                 get("/api/search", q=query, history=history)
             get("/api/ask", q=query)
