@@ -35,6 +35,8 @@ def test_erasure_removes_a_persons_text_everywhere_and_keeps_the_audit_log(lore)
     audit_before = (
         sqlite3.connect(lore.settings.db_path).execute("SELECT count(*) FROM audit_log").fetchone()[0]
     )
+    # Model output is cached by a hash of its prompt: it may quote them, so erasure clears it.
+    lore.stores.model_cache.put("k", "extract", "m", '["The Zanzibar project codename is Marigold."]')
     report = lore.erase_author(WS, "U9", "dpo")
     assert report.messages == 2 and len(report.facts_erased) == 1
     assert len(report.facts_kept_without_their_evidence) == 1
