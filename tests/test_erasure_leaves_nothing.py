@@ -158,7 +158,11 @@ def test_an_erased_person_leaves_no_word_and_no_hash_on_any_surface_or_file(tmp_
     assert any("(re:" in s and "brambleduck" in s.lower() for s in statements.values())
     assert set(THEIRS) <= set(_leaks(_cli_search(data), set())) and hashes & set(_leaks(_files(data), hashes))
 
-    _cli("erase", "-w", WS, "--author", "U9", "--by", "dpo", "--data-dir", str(data))
+    report = json.loads(
+        _cli("erase", "-w", WS, "--author", "U9", "--by", "dpo", "--json", "--data-dir", str(data))
+    )
+    answers = {f for f in their_facts if "(re:" in statements[f]}
+    assert report["answers_reread"] == 2 and answers and answers <= set(report["facts_erased"])
 
     found = _cli_search(data)
     assert not _leaks(found, hashes, EVERY_WORD) and CONTROL in found.lower()
