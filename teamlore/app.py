@@ -50,8 +50,9 @@ def open_stores(settings: Settings) -> EmbeddedStores:
     if settings.mongo_url:
         from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
 
-        return MongoStores(settings.db_path, settings.mongo_url, settings.mongo_db, settings.mongo_timeout_s)
-    return EmbeddedStores(settings.db_path)
+        s = settings
+        return MongoStores(s.db_path, s.mongo_url, s.mongo_db, s.mongo_timeout_s, s.hash_secret)
+    return EmbeddedStores(settings.db_path, settings.hash_secret)
 
 
 class Teamlore:
@@ -222,14 +223,14 @@ class Teamlore:
         return ModelPageWriter(self.llm, TemplateWriter(), self.stores.model_cache)
 
     def erase_author(self, workspace: str, author_id: str, actor: str) -> ErasureReport:
-        report = erase_author(
-            self.stores, workspace, author_id, actor, self.pipeline.resolver_for, self.clock, self.embedder
-        )
+        report = erase_author(self.stores, self.pipeline, workspace, author_id, actor)
         with self.stores.transaction():
             rewrite = self.stores.pages.purge_facts(report.facts_erased)
             self.wiki.dirty.mark(rewrite, [], self.clock(), timedelta(0))
-            self.wiki.note_changes(report.facts_kept_without_their_evidence)
+            self.wiki.note_changes(report.facts_kept_without_their_evidence + report.facts_created)
         report.pages_rewritten = len(rewrite)
+        # Last: no deleted copy of their words left in the file's free space or its WAL.
+        self.stores.db.scrub()
         return report
 
     def close(self) -> None:

@@ -81,6 +81,13 @@ class Settings(BaseSettings):
         " Secure flag, the client address): comma-separated IPs or networks, * for any, empty for none.",
     )
 
+    hash_secret: str = Field(
+        "",
+        description="Secret keying the text hashes the audit log keeps (HMAC-SHA256), so an erased"
+        " person's sentence cannot be confirmed from them; empty: generated once into the data dir"
+        " (file hash-secret). Set the same value on every process of a server deployment.",
+    )
+
     push_secret: str = Field(
         "", description="Shared secret for the signed push endpoint (HMAC-SHA256); empty: push is off."
     )

@@ -15,7 +15,7 @@ from pymongo.errors import DuplicateKeyError
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
-from teamlore.domain import Scope
+from teamlore.domain import Scope, content_hash
 from teamlore.errors import BackendUnavailable, StoreUnreachable, TeamloreError
 from teamlore.workers.pipeline import Outcome
 
@@ -179,6 +179,39 @@ def test_erasure_removes_a_persons_text_from_mongodb_and_keeps_the_log(lore, raw
     assert database["audit_log"].find_one(sort=[("_id", -1)])["event"] == "erased"
     assert "Marigold" not in str(list(database["page_versions"].find()))
     assert "Marigold" not in str(list(database["pages"].find()))
+
+
+def test_erasure_leaves_no_word_or_plain_hash_in_mongodb_or_the_file(lore, raw):
+    zed = {"author_id": "UZED", "author_name": "zed"}
+    question = event("Is the Snorkelwhale offsite still on?", message_id="q1", thread_id="q1", **zed)
+    said = event("The Yarrowmint budget is forty thousand euros.", message_id="y1", **zed)
+    put(lore, question, event("yes, still on", message_id="a1", thread_id="q1", author_id="U2"))
+    put(lore, said, event("The Tiddlywomp cluster moves in March.", message_id="t1", author_id="U2"))
+    put(lore, event(kind="message.deleted", message_id="y1", ts="2026-01-06T10:00:00Z", **zed))  # a tombstone
+    lore.wiki.flush(everything=True)
+    database = raw[_database(lore)]
+    statements = {doc["statement"] for doc in _fact_rows(lore)}
+    plain = {content_hash(s) for s in statements if "snorkelwhale" in s.lower() or "yarrowmint" in s.lower()}
+    everything = _dump(database, lore)
+    assert "snorkelwhale" in everything and "yarrowmint" in everything and len(plain) == 2  # control
+    assert any(h in everything for h in plain)  # control: the tombstone holds a plain hash
+    lore.erase_author(WS, "UZED", actor="dpo")
+    lore.wiki.flush(everything=True)
+    everything = _dump(database, lore)
+    assert "snorkelwhale" not in everything and "yarrowmint" not in everything
+    assert not [h for h in plain if h in everything]
+    assert "tiddlywomp" in everything and "yes, still on" in everything  # control: the others' words
+
+
+def _fact_rows(lore: Teamlore) -> list[dict]:
+    return [dict(r) for r in lore.stores.db.conn.execute("SELECT statement FROM fact_versions")]
+
+
+def _dump(database, lore: Teamlore) -> str:
+    """Every document of every collection, and every byte of the data folder, lowercased."""
+    docs = [str(list(database[name].find())) for name in database.list_collection_names()]
+    files = [p.read_bytes().decode("latin-1") for p in lore.settings.data_dir.rglob("*") if p.is_file()]
+    return "\n".join(docs + files).lower()
 
 
 def _use_in_child(lore: Teamlore, queue) -> None:

@@ -194,6 +194,18 @@ def test_erasing_an_author_blanks_their_messages_only(stores):
     assert stores.messages.author_names("T1") == frozenset({"bob"})
 
 
+def test_replies_are_the_live_messages_of_a_thread_after_its_opening_one(stores):
+    stores.messages.put_message(msg("1", thread_id="1"), recorded_at=T0)
+    stores.messages.put_message(msg("3", thread_id="1", ts=T0 + timedelta(minutes=2)), recorded_at=T0)
+    stores.messages.put_message(msg("2", thread_id="1", ts=T0 + timedelta(minutes=1)), recorded_at=T0)
+    stores.messages.put_message(msg("4", thread_id="1", ts=T0 + timedelta(minutes=3)), recorded_at=T0)
+    stores.messages.put_message(msg("5", thread_id="9"), recorded_at=T0)  # control: another thread
+    stores.messages.put_message(msg("6", thread_id="1", channel="C2"), recorded_at=T0)  # and channel
+    stores.messages.mark_deleted("T1", "C1", "4", T0)
+    assert [m.message_id for m in stores.messages.replies("T1", "C1", "1")] == ["2", "3"]
+    assert stores.messages.replies("T1", "C1", "2") == []
+
+
 def test_a_transaction_sees_its_own_message_writes_and_a_rolled_back_savepoint_leaves_none(stores):
     with stores.transaction():
         assert stores.messages.get_message("T1", "C1", "absent") is None
@@ -272,10 +284,29 @@ def test_audit_events_come_back_per_fact_in_append_order_with_every_field(stores
     events = stores.audit.events_for_fact("f1")
     assert [(e.event, e.seq) for e in events] == [("created", first), ("evidence_added", second)]
     assert events[1].at == T0 + timedelta(microseconds=1)
-    assert events[1].fact_ids == ("f1", "f2") and events[1].content_hashes == ("hash",)
+    keyed = stores.text_key.digest("hash")  # a content hash is stored keyed (see the next test)
+    assert events[1].fact_ids == ("f1", "f2") and events[1].content_hashes == (keyed,)
     assert events[1].details == {"state": {"version": 2, "evidence": ["m"]}}
     assert [e.event for e in stores.audit.events_for_fact("f2")] == ["evidence_added"]
     assert stores.audit.events_for_fact("nobody") == []
+
+
+def test_the_audit_log_keeps_content_hashes_only_keyed_with_the_secret(stores, tmp_path):
+    plain = "0123456789abcdef0123456789abcdef"  # what content_hash() gives for some statement
+    event = AuditEvent(
+        "created", "system", "why", T0, "T1", "C1", ("f1",), (plain,), {"state": {"content_hash": plain}}
+    )
+    stores.audit.append(event)
+    [stored] = stores.audit.events_for_fact("f1")
+    assert plain not in stored.content_hashes and stored.details["state"]["content_hash"] != plain
+    assert stored.content_hashes == (stores.text_key.digest(plain),)
+    assert stored.details["state"]["content_hash"] == stores.text_key.digest(plain)
+    # The secret decides the digest: another store's secret gives another (control: same input).
+    other = EmbeddedStores(tmp_path / "other" / "s.sqlite3")
+    assert other.text_key.digest(plain) != stores.text_key.digest(plain)
+    assert EmbeddedStores(tmp_path / "other" / "s.sqlite3").text_key.digest(plain) == other.text_key.digest(
+        plain
+    )
 
 
 def test_an_audit_event_appended_in_a_rolled_back_transaction_is_not_in_the_log(stores):
@@ -345,6 +376,17 @@ def test_a_tombstone_is_found_by_its_scope_and_hash_and_the_latest_reason_wins(s
     assert stores.tombstones.reason("T1", "C1", "other") is None
     stores.tombstones.add("T1", "C1", "h", "rejected", T0 + timedelta(hours=1))
     assert stores.tombstones.reason("T1", "C1", "h") == "rejected"
+
+
+def test_forgetting_tombstones_drops_only_those_hashes_of_that_channel(stores):
+    for channel, content_hash in (("C1", "a"), ("C1", "b"), ("C2", "a")):
+        stores.tombstones.add("T1", channel, content_hash, "source deleted", T0)
+    with stores.transaction():
+        stores.tombstones.forget("T1", "C1", ["a", "absent"])
+        assert stores.tombstones.reason("T1", "C1", "a") is None  # seen inside the transaction
+    assert stores.tombstones.reason("T1", "C1", "a") is None
+    assert stores.tombstones.reason("T1", "C1", "b") == "source deleted"  # control: another hash
+    assert stores.tombstones.reason("T1", "C2", "a") == "source deleted"  # control: another channel
 
 
 # ---- PageStore ----

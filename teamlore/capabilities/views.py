@@ -6,6 +6,7 @@ from typing import Any
 
 from teamlore.capabilities.activity import Activity
 from teamlore.capabilities.answers import Answer
+from teamlore.capabilities.erasure import ErasureReport
 from teamlore.capabilities.facts import FactHistory, FactView, Receipt, SearchResult
 from teamlore.capabilities.hits import Hit, MessageView
 from teamlore.capabilities.pages import AsOf, PageDiff, PageListing, VersionEntry
@@ -285,4 +286,18 @@ def token_json(record: TokenRecord) -> dict[str, object]:
         "channels": list(record.channels) or "all",
         "created_at": iso(record.created_at),
         "revoked_at": None if record.revoked_at is None else iso(record.revoked_at),
+    }
+
+
+def erasure_json(report: ErasureReport) -> dict[str, object]:
+    return {
+        "workspace": report.workspace,
+        "author_id": report.author_id,
+        "messages": report.messages,
+        "facts_erased": report.facts_erased,
+        "facts_kept_without_their_evidence": report.facts_kept_without_their_evidence,
+        "answers_reread": report.answers_reread,
+        "facts_created": report.facts_created,
+        "vectors_deleted": report.vectors,
+        "pages_rewritten": report.pages_rewritten,
     }

@@ -146,22 +146,14 @@ def erase(
     lore = open_lore(data_dir)
     report = lore.erase_author(workspace or "", author, by)
     lore.wiki.flush(everything=True)
-    data = {
-        "workspace": report.workspace,
-        "author_id": report.author_id,
-        "messages": report.messages,
-        "facts_erased": report.facts_erased,
-        "facts_kept_without_their_evidence": report.facts_kept_without_their_evidence,
-        "vectors_deleted": report.vectors,
-        "pages_rewritten": report.pages_rewritten,
-    }
     if as_json:
-        emit_json(data)
+        emit_json(views.erasure_json(report))
     else:
         out.print(
             f"erased {report.messages} message(s) of {report.author_id}: {len(report.facts_erased)} fact(s) "
             f"removed, {len(report.facts_kept_without_their_evidence)} kept on others' evidence, "
-            f"{report.vectors} vector(s) deleted",
+            f"{report.vectors} vector(s) deleted; {report.answers_reread} answer(s) to their questions"
+            f" read again without them",
             markup=False,
         )
     return 0

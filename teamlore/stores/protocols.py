@@ -229,6 +229,9 @@ class MessageStore(Protocol):
 
     def erase_author(self, workspace: str, author_id: str, at: datetime) -> None: ...
 
+    # Erasure: the live replies in the thread a message opened (their statements may quote it).
+    def replies(self, workspace: str, channel: str, thread_id: str) -> list[Message]: ...
+
 
 class EventLedger(Protocol):
     """Idempotency keys of the events applied, written in the same transaction as their effects."""
@@ -236,6 +239,9 @@ class EventLedger(Protocol):
     def seen(self, key: str) -> bool: ...
 
     def record(self, key: str, outcome: str, at: datetime) -> None: ...
+
+    # Erasure: every key starting with one of these prefixes (a key holds a hash of the text).
+    def forget(self, prefixes: Sequence[str]) -> int: ...
 
 
 class AuditLog(Protocol):
@@ -271,6 +277,9 @@ class Tombstones(Protocol):
     def add(self, workspace: str, channel: str, content_hash: str, reason: str, at: datetime) -> None: ...
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None: ...
+
+    # Erasure: the tombstones of erased statements go (their messages stay deleted).
+    def forget(self, workspace: str, channel: str, content_hashes: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,3 +423,6 @@ class ModelCache(Protocol):
     def get(self, key: str) -> str | None: ...
 
     def put(self, key: str, role: str, model: str, value: str) -> None: ...
+
+    # Erasure: model output may quote anyone, and its keys hash the prompts: all of it goes.
+    def clear(self) -> int: ...

@@ -228,15 +228,7 @@ def admin_erase(
     with writing(request):
         report = lore.erase_author(who.grant.workspace, author, who.actor)
         lore.wiki.flush(everything=True)
-    return {
-        "workspace": report.workspace,
-        "author_id": report.author_id,
-        "messages": report.messages,
-        "facts_erased": report.facts_erased,
-        "facts_kept_without_their_evidence": report.facts_kept_without_their_evidence,
-        "vectors_deleted": report.vectors,
-        "pages_rewritten": report.pages_rewritten,
-    }
+    return views.erasure_json(report)
 
 
 @router.get(

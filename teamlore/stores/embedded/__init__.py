@@ -20,15 +20,18 @@ from teamlore.stores.embedded.push import EmbeddedReplayGuard
 from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombstones
 from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
+from teamlore.stores.hashing import KeyedAuditLog, text_key
 from teamlore.stores.protocols import FactBackend, RemoteFactBackend
 
 
 class EmbeddedStores:
     """The bundle of embedded stores sharing one database file."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, hash_secret: str = "") -> None:
         self.db = Database(path)
-        self.audit = EmbeddedAuditLog(self.db)
+        # Keys the text hashes that outlive an erasure (see ``teamlore.stores.hashing``).
+        self.text_key = text_key(hash_secret, self.db.path.parent)
+        self.audit = KeyedAuditLog(EmbeddedAuditLog(self.db), self.text_key)
         self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
         self._remote_facts: RemoteFactBackend | None = None
         self.messages = EmbeddedMessageStore(self.db)

@@ -200,6 +200,9 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 """
 
 
+_KEYWORD_INDEXES = ("fact_fts", "message_fts")
+
+
 class TransactionListener(Protocol):
     """Told of each transaction boundary on a thread, so writes to another store can follow the
     SQLite file's commits and rollbacks (see ``teamlore.stores.mongo.journal``). ``depth`` is 0
@@ -268,6 +271,8 @@ class Database:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # Deleted and overwritten content is zeroed on disk, not left in free space.
+            conn.execute("PRAGMA secure_delete=ON")
             conn.execute("PRAGMA cache_size=-65536")
             self._local.conn = conn
             self._local.depth = 0
@@ -318,6 +323,23 @@ class Database:
 
     def counter(self, name: str) -> int:
         return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+
+    def scrub(self) -> None:
+        """After an erasure, leave no copy of deleted text in the files: merge the keyword
+        indexes (FTS5 keeps a deleted row's words in its segments until they are merged),
+        rewrite the file without its free space, and empty the write-ahead log (which holds
+        the pages as they were before). Outside any transaction; takes the write lock."""
+        conn = self.conn
+        with self.transaction():
+            for index in _KEYWORD_INDEXES:
+                conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+        conn.execute("VACUUM")
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            raise BackendUnavailable(
+                f"{self.path}: another process is reading; its write-ahead log still holds erased"
+                " text: run the erasure again when it is idle"
+            )
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

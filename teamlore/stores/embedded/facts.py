@@ -260,8 +260,9 @@ class EmbeddedFactBackend:
     # ---- writes ----
 
     def erase_text(self, fact_ids: Sequence[str]) -> int:
-        """Delete the text of every version of these facts, their index rows and their vectors
-        (a vector another fact still uses stays); return how many vectors were deleted."""
+        """Delete the text (and its hash) of every version of these facts, their index rows and
+        their vectors (a vector another fact still uses stays); return how many vectors were
+        deleted."""
         conn = self._db.conn
         vectors = 0
         for fact_id in fact_ids:
@@ -284,8 +285,8 @@ class EmbeddedFactBackend:
                 if key is not None and shared is None:
                     vectors += conn.execute("DELETE FROM embeddings WHERE key = ?", (key,)).rowcount
             conn.execute(
-                "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', embedding_key = NULL"
-                " WHERE fact_id = ?",
+                "UPDATE fact_versions SET statement = '', entities = '[]', topic = '', content_hash = '',"
+                " embedding_key = NULL WHERE fact_id = ?",
                 (fact_id,),
             )
         # The vector index drops what it holds and reloads from the file on its next query.

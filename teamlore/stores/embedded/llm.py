@@ -62,3 +62,7 @@ class EmbeddedModelCache:
     def put(self, key: str, role: str, model: str, value: str) -> None:
         with self._db.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO llm_cache VALUES (?,?,?,?)", (key, role, model, value))
+
+    def clear(self) -> int:
+        with self._db.transaction() as conn:
+            return conn.execute("DELETE FROM llm_cache").rowcount

@@ -221,6 +221,15 @@ class EmbeddedMessageStore:
                 (to_micros(at), workspace, author_id),
             )
 
+    def replies(self, workspace: str, channel: str, thread_id: str) -> list[Message]:
+        rows = self._db.conn.execute(
+            "SELECT message_id FROM messages WHERE workspace = ? AND channel = ? AND thread_id = ?"
+            " AND message_id != thread_id AND deleted_at IS NULL ORDER BY ts, message_id",
+            (workspace, channel, thread_id),
+        ).fetchall()
+        found = [self.get_message(workspace, channel, r[0]) for r in rows]
+        return [m for m in found if m is not None]
+
     def author_names(self, workspace: str) -> frozenset[str]:
         rows = self._db.conn.execute(
             "SELECT DISTINCT lower(author_name) FROM messages WHERE workspace = ? AND author_name != ''",
@@ -279,4 +288,13 @@ class EmbeddedEventLedger:
                 "INSERT INTO event_ledger VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE"
                 " SET outcome = excluded.outcome, at = excluded.at",
                 (key, outcome, to_micros(at)),
+            )
+
+    def forget(self, prefixes: Sequence[str]) -> int:
+        with self._db.transaction() as conn:
+            return sum(
+                conn.execute(
+                    "DELETE FROM event_ledger WHERE substr(key, 1, ?) = ?", (len(prefix), prefix)
+                ).rowcount
+                for prefix in prefixes
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from teamlore.domain import Scope
@@ -96,6 +97,13 @@ class EmbeddedTombstones:
                 "INSERT INTO tombstones VALUES (?,?,?,?,?) ON CONFLICT (workspace, channel, content_hash)"
                 " DO UPDATE SET reason = excluded.reason, at = excluded.at",
                 (workspace, channel, content_hash, reason, to_micros(at)),
+            )
+
+    def forget(self, workspace: str, channel: str, content_hashes: Sequence[str]) -> None:
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "DELETE FROM tombstones WHERE workspace = ? AND channel = ? AND content_hash = ?",
+                [(workspace, channel, h) for h in content_hashes],
             )
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.hashing import KeyedAuditLog
 from teamlore.stores.mongo.audit import MongoAuditLog
 from teamlore.stores.mongo.journal import WriteJournal
 from teamlore.stores.mongo.messages import MongoMessageStore
@@ -27,12 +28,14 @@ class MongoStores(EmbeddedStores):
     applies any writes a previous process committed but did not get to MongoDB.
     """
 
-    def __init__(self, path: Path | str, url: str, database: str, timeout_s: float) -> None:
-        super().__init__(path)
+    def __init__(
+        self, path: Path | str, url: str, database: str, timeout_s: float, hash_secret: str = ""
+    ) -> None:
+        super().__init__(path, hash_secret)
         self.runtime = MongoRuntime(url, database, timeout_s, setup=ensure_schema)
         try:
             self.journal = WriteJournal(self.db, self.runtime)
-            self.audit = MongoAuditLog(self.runtime, self.journal)  # type: ignore[assignment]
+            self.audit = KeyedAuditLog(MongoAuditLog(self.runtime, self.journal), self.text_key)
             self.facts = EmbeddedFactBackend(self.db, self.audit)
             self.messages = MongoMessageStore(self.runtime, self.journal)  # type: ignore[assignment]
             self.review = MongoReviewQueue(self.runtime, self.journal)  # type: ignore[assignment]

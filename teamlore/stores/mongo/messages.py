@@ -270,6 +270,15 @@ class MongoMessageStore:
         }
         return frozenset(names)
 
+    def replies(self, workspace: str, channel: str, thread_id: str) -> list[Message]:
+        query = {"workspace": workspace, "channel": channel, "thread_id": thread_id, "deleted_at": None}
+
+        async def find(db):
+            order = [("ts", ASCENDING), ("message_id", ASCENDING)]
+            return await db["messages"].find(query).sort(order).to_list()
+
+        return [_message(d) for d in self._rt.run(find) if d["message_id"] != thread_id]
+
     def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]:
         async def find(db):
             cursor = db["messages"].find(

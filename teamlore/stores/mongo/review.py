@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -133,6 +134,13 @@ class MongoTombstones:
         else:
             op = Op("tombstones", "replace_one", {"_id": existing["_id"]}, doc)
         self._journal.write(op, ("tombstone", (workspace, channel, content_hash), reason))
+
+    def forget(self, workspace: str, channel: str, content_hashes: Sequence[str]) -> None:
+        for content_hash in content_hashes:
+            key = {"workspace": workspace, "channel": channel, "content_hash": content_hash}
+            self._journal.write(
+                Op("tombstones", "delete_many", key), ("tombstone", (workspace, channel, content_hash), None)
+            )
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None:
         held = self._journal.pending("tombstone", (workspace, channel, content_hash))

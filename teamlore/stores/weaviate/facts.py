@@ -335,7 +335,12 @@ class WeaviateFactBackend:
                 with translated("erasure"):
                     stored = self._c.query.fetch_object_by_id(object_id, include_vector=True)
                     self._c.data.delete_by_id(object_id)
-                    blank = to_properties(fact, None) | {"statement": "", "entities": [], "topic": ""}
+                    blank = to_properties(fact, None) | {
+                        "statement": "",
+                        "entities": [],
+                        "topic": "",
+                        "content_hash": "",
+                    }
                     self._c.data.insert(properties=blank, uuid=object_id)
                 dropped += bool(stored is not None and stored.vector)
                 keys.update([props["embedding_key"]] if props.get("embedding_key") else [])
