@@ -211,6 +211,8 @@ class MessageStore(Protocol):
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]: ...
 
+    def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]: ...
+
     def put_attachments(
         self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
     ) -> None: ...
@@ -240,7 +242,13 @@ class AuditLog(Protocol):
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]: ...
 
     def recent(
-        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+        self,
+        workspace: str,
+        channels: Iterable[str],
+        since: datetime,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
     ) -> list[AuditEvent]: ...
 
 

@@ -229,6 +229,20 @@ class MongoMessageStore:
             )
         return out
 
+    def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]:
+        """A thread's opening message and its replies, oldest first (deleted ones included)."""
+
+        async def find(db):
+            query = {
+                "workspace": workspace,
+                "channel": channel,
+                "$or": [{"thread_id": thread_id}, {"message_id": thread_id}],
+            }
+            order = [("ts", ASCENDING), ("ts_us", ASCENDING), ("message_id", ASCENDING)]
+            return await db["messages"].find(query).sort(order).limit(limit).to_list()
+
+        return [_message(d) for d in self._rt.run(find)]
+
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
         """Stored, not deleted messages of a channel in message-id order, after ``after``."""
 
