@@ -10,6 +10,7 @@ from teamlore.capabilities.access import Access
 from teamlore.capabilities.activity import Activity, ActivityPage, ActivitySources, recent_activity
 from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
+from teamlore.capabilities.explain import Cause, page_reasons
 from teamlore.capabilities.facts import FactReader
 from teamlore.capabilities.media import search_media_references
 from teamlore.capabilities.pages import PageReader
@@ -169,6 +170,10 @@ class Teamlore:
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return self.activity_page(scope, since, limit).items
+
+    def page_reasons(self, slug: str, scope: Scope) -> dict[int, list[Cause]]:
+        """Why each version of a page was written (see ``explain.page_reasons``)."""
+        return page_reasons(self.reader, self.stores.messages, self.pages, scope, slug)
 
     def activity_page(
         self,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from teamlore.capabilities.facts import FactReader, FactView
+from teamlore.capabilities.pages import PageReader
 from teamlore.domain import ReadView, Scope, Source
 from teamlore.stores.protocols import AuditEvent, MessageStore
 
@@ -64,7 +65,9 @@ def other_fact_id(event: AuditEvent) -> str | None:
     return str(found) if found else None
 
 
-def causes(reader: FactReader, messages: MessageStore, scope: Scope, events: Sequence[AuditEvent]) -> list[Cause]:
+def causes(
+    reader: FactReader, messages: MessageStore, scope: Scope, events: Sequence[AuditEvent]
+) -> list[Cause]:
     """The events of ``scope`` with their statements and messages, in the order given."""
     events = [e for e in events if scope.allows(e.workspace, e.channel)]
     wanted = {f for e in events for f in e.fact_ids} | {o for e in events if (o := other_fact_id(e))}
@@ -94,3 +97,35 @@ def _sources(
         for channel, ids in by_channel.items()
         for message_id, source in messages.sources(scope.workspace, channel, sorted(ids)).items()
     }
+
+
+# A page's history shows at most this many versions' reasons (the newest); older ones say none.
+REASONED_VERSIONS = 30
+
+
+def page_reasons(
+    reader: FactReader, messages: MessageStore, pages: PageReader, scope: Scope, slug: str
+) -> dict[int, list[Cause]]:
+    """Why each version of a page was written: the audit events of its facts after the version
+    before it was written and up to its own writing (version -> causes, oldest first)."""
+    entries = sorted(pages.versions(slug, scope)[:REASONED_VERSIONS], key=lambda e: e.version)
+    shown = [pages.get(slug, scope, e.version) for e in entries]
+    fact_ids = sorted({f for v in shown for f in v.facts_seen})
+    events = sorted(
+        {e.seq: e for f in fact_ids for e in reader.history(f, scope).audit}.values(),
+        key=lambda e: e.seq or 0,
+    )
+    explained = causes(reader, messages, scope, events)
+    reasons: dict[int, list[Cause]] = {}
+    previous = None
+    for version in shown:
+        seen = set(version.facts_seen)
+        reasons[version.version] = [
+            c
+            for c in explained
+            if (previous is None or c.event.at > previous)
+            and c.event.at <= version.created_at
+            and seen.intersection(c.event.fact_ids)
+        ]
+        previous = version.created_at
+    return reasons

@@ -22,3 +22,12 @@ def source_message(messages: MessageStore, scope: Scope, message_id: str) -> Mes
     if found is None:
         raise NotFound(f"no message {message_id} in channel {channel}")
     return found
+
+
+def thread_of(messages: MessageStore, scope: Scope, message: Message) -> list[Message]:
+    """The thread a message belongs to (its opening message and replies, oldest first); empty
+    when the message is in no thread with replies. ``message`` comes from ``source_message``."""
+    if not scope.allows(message.workspace, message.channel):
+        raise InvalidInput(f"message {message.message_id} is outside this scope")
+    found = messages.thread(message.workspace, message.channel, message.thread_id or message.message_id)
+    return found if len(found) > 1 else []

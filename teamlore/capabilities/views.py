@@ -200,7 +200,9 @@ def activity_json(activity: Activity) -> dict[str, object]:
         "channel": activity.event.channel,
         "said_at": None if cause.said is None else iso(cause.said),
         "message": None if cause.message is None else source_json(cause.message),
-        "other_fact": None if other is None else {"fact_id": other.fact.fact_id, "text": other.fact.statement},
+        "other_fact": None
+        if other is None
+        else {"fact_id": other.fact.fact_id, "text": other.fact.statement},
         "person": cause.person,
         "facts": [
             {"fact_id": v.fact.fact_id, "text": v.fact.statement, "status": v.fact.status.value}

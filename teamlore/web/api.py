@@ -83,8 +83,9 @@ def activity(
     who: Caller = scoped(),
 ) -> list[dict[str, Any]]:
     found = lore_of(request).activity_page(who.read_scope, moment(since, "since"), limit, before, after)
+    here = request.url.remove_query_params(["before", "after"])
     links = [
-        f'<{request.url.remove_query_params(["before", "after"]).include_query_params(**{key: seq})}>; rel="{rel}"'
+        f'<{here.include_query_params(**{key: seq})}>; rel="{rel}"'
         for key, seq, rel in (("before", found.older, "next"), ("after", found.newer, "prev"))
         if seq is not None
     ]

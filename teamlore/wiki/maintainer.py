@@ -194,10 +194,18 @@ class WikiMaintainer:
             # As of a past moment, "previously" holds only what had ended by then.
             and (valid_at is None or v.fact.valid_to <= valid_at)
         }
+        wanted_next = sorted({v.fact.superseded_by for v in retired.values() if v.fact.superseded_by})
+        successors = {v.fact.fact_id: v for v in self.reader.get_many(wanted_next, scope, history)}
         inputs = []
         for key in sorted(affected, key=lambda k: (routed[k][1], k)):
             title, _, ids = routed[key]
-            inputs.append(SectionInput(key, title, tuple(_pick(live, ids)), tuple(_pick(retired, ids))))
+            old = _pick(retired, ids)
+            after = {
+                v.fact.fact_id: successors[v.fact.superseded_by]
+                for v in old
+                if v.fact.superseded_by in successors
+            }
+            inputs.append(SectionInput(key, title, tuple(_pick(live, ids)), tuple(old), after))
         return inputs
 
 

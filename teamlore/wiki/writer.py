@@ -77,8 +77,17 @@ def history(page: PageRef, section: SectionInput) -> tuple[list[str], list[str]]
     if not previously or page.kind is PageKind.OVERVIEW:
         return [], []
     lines = ["", "Previously:"]
-    lines += [f"- ~~{v.fact.statement}~~ until {v.fact.valid_to:%Y-%m-%d} {cite(v)}" for v in previously]
+    lines += [
+        f"- ~~{v.fact.statement}~~ until {v.fact.valid_to:%Y-%m-%d} {cite(v)}{replaced_by(section, v)}"
+        for v in previously
+    ]
     return lines, [v.fact.fact_id for v in previously]
+
+
+def replaced_by(section: SectionInput, view: FactView) -> str:
+    """' — replaced by: <the newer statement> (<its source>)', when the section knows it."""
+    newer = section.successors.get(view.fact.fact_id)
+    return "" if newer is None else f" — replaced by: {newer.fact.statement} {cite(newer)}"
 
 
 class TemplateWriter:
