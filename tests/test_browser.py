@@ -19,7 +19,7 @@ from teamlore.domain import Scope
 from teamlore.web import create_app
 
 from .web_server import serving
-from .wiki_site import CHROMIUM, PUBLIC, WORKSPACE, build_demo, sign_in
+from .wiki_site import CHROMIUM, PUBLIC, WORKSPACE, demo_copy, sign_in
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip(f"no {CHROMIUM}: apt-get install chromium (CI installs it)", allow_module_level=True)
@@ -37,7 +37,7 @@ class Wiki:
 
 @pytest.fixture(scope="module")
 def wiki(tmp_path_factory, embedder) -> Iterator[Wiki]:
-    lore = build_demo(tmp_path_factory.mktemp("demo"), embedder)
+    lore = demo_copy(tmp_path_factory.mktemp("demo"), embedder)
     reader = lore.access.create("browser reader", "reader", WORKSPACE, PUBLIC)[1]
     reviewer = lore.access.create("rita", "reviewer", WORKSPACE, ["C01ENG"])[1]
     with serving(create_app(lore, flush_pages=False)) as base:

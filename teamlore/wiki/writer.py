@@ -18,6 +18,7 @@ from teamlore.wiki.model import PageKind, PageRef, SectionInput
 
 # The overview shows only the newest facts of each kind; role, topic and entity pages show all.
 OVERVIEW_ITEMS = 5
+OVERDUE_HEADING = "Overdue (past the deadline, still open):"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +97,13 @@ class TemplateWriter:
 
     def section(self, page: PageRef, section: SectionInput) -> tuple[str, tuple[str, ...]]:
         live = shown_live(page, section)
-        lines = [_line(v) for v in live]
-        cited = [v.fact.fact_id for v in live]
+        # Past its deadline but still open (a deadline never retires a fact): listed apart.
+        current, overdue = [v for v in live if not v.past_due], [v for v in live if v.past_due]
+        lines = [_line(v) for v in current]
+        if overdue:
+            lines += ["", OVERDUE_HEADING] if current else [OVERDUE_HEADING]
+            lines += [_line(v) for v in overdue]
+        cited = [v.fact.fact_id for v in current + overdue]
         if not live:
             lines.append(
                 "_Nothing here is current any more; see the history below._"
