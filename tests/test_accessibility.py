@@ -21,9 +21,7 @@ from .web_server import serving
 from .wiki_site import AXE, CHROMIUM, PUBLIC, WORKSPACE, demo_copy, sign_in
 
 if not (CHROMIUM.exists() and AXE.exists()) and not os.environ.get("CI"):
-    pytest.skip(
-        f"needs {CHROMIUM} and {AXE} (cd tests/axe && npm ci; CI does both)", allow_module_level=True
-    )
+    pytest.skip(f"needs {CHROMIUM} and {AXE} (cd tests/axe && npm ci; CI does both)", allow_module_level=True)
 
 from playwright.sync_api import sync_playwright  # noqa: E402 - after the skip
 

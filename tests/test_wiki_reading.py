@@ -57,8 +57,10 @@ def page(browser, site) -> Iterator[Page]:
 
 def test_a_replaced_value_links_the_statement_and_message_that_replaced_it(site, page):
     page.goto(site["base"] + ATLAS)
-    previously = page.get_by_role("region", name="Dates and schedule").get_by_role("listitem").filter(
-        has=page.locator("del, s")
+    previously = (
+        page.get_by_role("region", name="Dates and schedule")
+        .get_by_role("listitem")
+        .filter(has=page.locator("del, s"))
     )
     expect(previously).to_contain_text(MARCH_3)
     expect(previously).to_contain_text(f"replaced by: {MARCH_17}")
@@ -82,7 +84,9 @@ def test_a_replaced_value_links_the_statement_and_message_that_replaced_it(site,
 def test_a_source_message_lists_the_facts_it_produced_and_its_thread(site, page):
     page.goto(f"{site['base']}/wiki/C02PRODUCT/messages/1773049524.897750")
     produced = page.get_by_role("region", name="Facts from this message")
-    expect(produced.get_by_role("link", name="Heads up: the Atlas 2.0 launch is pushed to March 24.")).to_be_visible()
+    expect(
+        produced.get_by_role("link", name="Heads up: the Atlas 2.0 launch is pushed to March 24.")
+    ).to_be_visible()
     expect(produced).to_contain_text("The docs freeze stays March 10.")
     expect(page.get_by_role("region", name="The thread")).to_have_count(0)  # not in a thread
     page.goto(f"{site['base']}/wiki/C01ENG/messages/{BILLING_THREAD}")
@@ -91,7 +95,9 @@ def test_a_source_message_lists_the_facts_it_produced_and_its_thread(site, page)
     expect(thread.locator("[aria-current]")).to_contain_text("(this message)")
     thread.get_by_role("listitem").nth(1).get_by_role("link").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Source message")
-    expect(page.get_by_role("region", name="Facts from this message").get_by_role("listitem")).not_to_have_count(0)
+    expect(
+        page.get_by_role("region", name="Facts from this message").get_by_role("listitem")
+    ).not_to_have_count(0)
 
 
 def test_activity_shows_when_it_was_said_apart_from_when_teamlore_learned_it_a_page_at_a_time(site, page):
@@ -122,7 +128,9 @@ def test_the_activity_api_pages_by_cursor_through_every_event_once(site):
             seen += [e["seq"] for e in answer.json()]
             url = answer.links.get("next", {}).get("url")
             url = urljoin(site["base"], url) if url else None
-    expected = lore.recent_activity(lore.access.scope(lore.access.authenticate(site["reader"]), None, None), limit=500)
+    expected = lore.recent_activity(
+        lore.access.scope(lore.access.authenticate(site["reader"]), None, None), limit=500
+    )
     assert len(seen) > 100  # the old page stopped at 100 with no notice
     assert seen == [a.event.seq for a in expected]  # newest first, none twice, none missed
 
@@ -136,9 +144,19 @@ def test_overdue_action_items_are_listed_apart_and_stay_open(site, page):
     expect(canary).to_contain_text("past due 2026-04-15")
     # Below the "Overdue" heading, not among the open items above it; and still not struck out.
     assert canary.first.evaluate(
-        "(li, p) => !!(p.compareDocumentPosition(li) & Node.DOCUMENT_POSITION_FOLLOWING)", overdue.element_handle()
+        "(li, p) => !!(p.compareDocumentPosition(li) & Node.DOCUMENT_POSITION_FOLLOWING)",
+        overdue.element_handle(),
     )
     expect(canary.locator("del, s")).to_have_count(0)
+    # The later statement that the canary stage is live is linked beside it (it does not close it).
+    expect(canary).to_contain_text("update: canary stage is live in the deploy pipeline")
+    expect(canary.get_by_role("link", name="ben, 2026-04-14")).to_have_attribute(
+        "href", re.compile("/messages/")
+    )
+    # Control: an item with no later status about it links none ("dana will review after standup"
+    # shares only "after" and "standup" with a later status about a deploy after standup).
+    dana = page.get_by_role("listitem").filter(has_text="dana will review after standup")
+    expect(dana).not_to_contain_text("update:")
 
 
 def test_as_of_search_shows_statuses_as_they_were_then_with_iso_dates(site, page):

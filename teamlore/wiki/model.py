@@ -77,3 +77,5 @@ class SectionInput:
     previously: tuple[FactView, ...]  # superseded facts, each with its end date
     # What replaced each of ``previously`` (fact id -> its successor), so "Previously" can say.
     successors: Mapping[str, FactView] = field(default_factory=dict)
+    # A later status statement about an action item (fact id -> it): linked, never closing it.
+    updates: Mapping[str, FactView] = field(default_factory=dict)

@@ -45,8 +45,10 @@ def cite(view: FactView) -> str:
     return "(" + "; ".join(links) + ")"
 
 
-def _line(view: FactView) -> str:
-    return f"- {view.fact.statement}{flags(view)} {cite(view)}"
+def _line(view: FactView, section: SectionInput) -> str:
+    update = section.updates.get(view.fact.fact_id)
+    later = "" if update is None else f" — update: {update.fact.statement} {cite(update)}"
+    return f"- {view.fact.statement}{flags(view)} {cite(view)}{later}"
 
 
 def flags(view: FactView) -> str:
@@ -99,10 +101,10 @@ class TemplateWriter:
         live = shown_live(page, section)
         # Past its deadline but still open (a deadline never retires a fact): listed apart.
         current, overdue = [v for v in live if not v.past_due], [v for v in live if v.past_due]
-        lines = [_line(v) for v in current]
+        lines = [_line(v, section) for v in current]
         if overdue:
             lines += ["", OVERDUE_HEADING] if current else [OVERDUE_HEADING]
-            lines += [_line(v) for v in overdue]
+            lines += [_line(v, section) for v in overdue]
         cited = [v.fact.fact_id for v in current + overdue]
         if not live:
             lines.append(
