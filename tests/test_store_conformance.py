@@ -298,6 +298,9 @@ def test_a_thread_is_its_opening_message_and_replies_in_time_order(stores):
     stores.messages.put_message(msg("1.4", "another topic", ts=T0 + timedelta(minutes=2)), T0)
     assert [m.message_id for m in stores.messages.thread("T1", "C1", "1.1")] == ["1.1", "1.2", "1.3"]
     assert [m.message_id for m in stores.messages.thread("T1", "C1", "1.4")] == ["1.4"]  # control
+    found = stores.messages.by_permalink("T1", "C1", ["https://x/1.2", "https://x/nope"])
+    assert found == {"https://x/1.2": "1.2"}
+    assert stores.messages.by_permalink("T1", "C2", ["https://x/1.2"]) == {}  # another channel's: none
 
 
 # ---- ReviewQueue ----

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from teamlore.domain import Channel, Message, Scope
 from teamlore.errors import InvalidInput, NotFound
 from teamlore.stores.protocols import MessageStore
@@ -22,6 +24,15 @@ def source_message(messages: MessageStore, scope: Scope, message_id: str) -> Mes
     if found is None:
         raise NotFound(f"no message {message_id} in channel {channel}")
     return found
+
+
+def messages_linked(
+    messages: MessageStore, scope: Scope, channel: str, permalinks: Sequence[str]
+) -> dict[str, str]:
+    """Permalink -> message id for the permalinks of ``channel``'s messages (inside ``scope``)."""
+    if not scope.allows(scope.workspace, channel):
+        raise InvalidInput(f"channel {channel} is outside this scope")
+    return messages.by_permalink(scope.workspace, channel, permalinks)
 
 
 def thread_of(messages: MessageStore, scope: Scope, message: Message) -> list[Message]:

@@ -3,6 +3,7 @@ the API. Works without JavaScript; every change is a POST form with a CSRF token
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from teamlore.app import Teamlore
 from teamlore.capabilities.access import Role
 from teamlore.capabilities.facts import FactView, SearchMode
-from teamlore.capabilities.messages import channels_in
+from teamlore.capabilities.messages import channels_in, messages_linked
 from teamlore.capabilities.review import Retract
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, Unauthorized
@@ -31,6 +32,7 @@ templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 HISTORY = ReadView(include_history=True)
 SESSION_S = 12 * 3600
 ACTIVITY_PAGE = 50
+LINK = re.compile(r"\]\((https?://[^)\s]+)\)")  # a Markdown link's target
 
 
 def when(moment_: datetime | None) -> str:
@@ -291,6 +293,11 @@ def _sections(lore: Teamlore, scope: Scope, channel: str, page: PageVersion, whe
         for src in v.sources
         if src.permalink
     }
+    # Links to messages of facts not cited here ("replaced by ...", "update: ..."): same page.
+    others = {link for s in page.sections for link in LINK.findall(s.body)} - set(urls)
+    linked = messages_linked(lore.stores.messages, scope, channel, sorted(others))
+    for permalink, message_id in linked.items():
+        urls[permalink] = f"/wiki/{quote(channel)}/messages/{quote(message_id, safe='')}"
     fact_url = f"/wiki/{quote(channel)}/facts/{{fact_id}}"
     return [
         (section_html(s, urls, fact_url, s.citations), [facts[f] for f in s.citations if f in facts])

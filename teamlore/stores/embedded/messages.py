@@ -60,6 +60,18 @@ class EmbeddedMessageStore:
         ).fetchone()
         return None if r is None else _row_message(r)
 
+    def by_permalink(self, workspace: str, channel: str, permalinks: Sequence[str]) -> dict[str, str]:
+        """Permalink -> message id, for the permalinks of this channel's stored messages."""
+        wanted = sorted(set(permalinks))
+        if not wanted:
+            return {}
+        rows = self._db.conn.execute(
+            "SELECT permalink, message_id FROM messages WHERE workspace = ? AND channel = ?"
+            f" AND permalink IN ({','.join('?' * len(wanted))})",
+            (workspace, channel, *wanted),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
     def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]:
         """A thread's opening message and its replies, oldest first (deleted ones included)."""
         rows = self._db.conn.execute(
