@@ -64,6 +64,9 @@ def test_a_replaced_value_links_the_statement_and_message_that_replaced_it(site,
     )
     expect(previously).to_contain_text(MARCH_3)
     expect(previously).to_contain_text(f"replaced by: {MARCH_17}")
+    expect(previously.get_by_role("link", name="priya, 2026-02-12")).to_have_attribute(
+        "href", re.compile(r"^/wiki/C02PRODUCT/messages/")
+    )
     previously.get_by_role("link", name="timeline").click()
     # The superseded launch date's timeline names and links the newer statement and its message.
     expect(page.get_by_role("heading", level=1)).to_have_text("Timeline of a fact")
