@@ -45,6 +45,14 @@ class Cause:
         return None
 
     @property
+    def other_role(self) -> str:
+        """What ``other`` is to the fact: what replaced it, what corrected it, or what may
+        contradict it (a contested pair)."""
+        return {"superseded": "replaced by", "retracted": "corrected by"}.get(
+            self.event.event, "may contradict"
+        )
+
+    @property
     def verb(self) -> str:
         return {
             "created": "stated",
