@@ -60,7 +60,7 @@ def test_a_replaced_value_links_the_statement_and_message_that_replaced_it(site,
     previously = (
         page.get_by_role("region", name="Dates and schedule")
         .get_by_role("listitem")
-        .filter(has=page.locator("del, s"))
+        .filter(has=page.locator("del, s", has_text=MARCH_3))
     )
     expect(previously).to_contain_text(MARCH_3)
     expect(previously).to_contain_text(f"replaced by: {MARCH_17}")
