@@ -225,7 +225,7 @@ def test_history_gives_each_version_a_reason_and_a_word_diff_without_raw_links(s
     newest = page.locator("ol.page-versions > li").first
     expect(newest).to_contain_text("Version 2")
     reasons = newest.locator("ul.reasons")
-    expect(reasons).to_contain_text("Contested")
+    expect(reasons).to_contain_text("Stated: I think Lena owns the partner portal.")
     expect(reasons.get_by_role("link", name="ben’s message of 2026-05-05").first).to_be_visible()
     diff = page.get_by_role("group", name="Differences")
     expect(diff.locator("ins").first).to_be_visible()
