@@ -33,10 +33,14 @@ SHOTS = (
     ("page-as-of", "/wiki/C02PRODUCT/entity-atlas-2-0?as_of=2026-02-01"),
     ("history", "/wiki/C01ENG/overview/history"),
     ("message", "/wiki/C02PRODUCT/messages/1773049524.897750"),
+    ("message-thread", "/wiki/C01ENG/messages/1767864021.443204"),
+    ("action-items", "/wiki/C01ENG/action-items"),
     ("search", "/wiki/search?q=when+does+Atlas+2.0+launch"),
     ("activity", "/wiki/activity"),
     ("review", "/wiki/review"),
 )
+
+PHONE = ("fact-timeline", "history")
 
 
 def main() -> None:
@@ -72,6 +76,13 @@ def main() -> None:
                 # Long lists (activity) are shown by their first screenful.
                 page.screenshot(path=str(args.out / f"{name}.png"), full_page=name != "activity")
                 print(f"{name}: {args.out / (name + '.png')}")
+            # The same reader on a phone: the timeline and the diff reflow at 390 px.
+            page.set_viewport_size({"width": 390, "height": 844})
+            for name, path in shots:
+                if name in PHONE:
+                    page.goto(base + path)
+                    page.screenshot(path=str(args.out / f"{name}-phone.png"), full_page=True)
+                    print(f"{name}-phone: {args.out / (name + '-phone.png')}")
             browser.close()
         lore.close()
 

@@ -7,9 +7,10 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from teamlore.capabilities.access import Access
-from teamlore.capabilities.activity import Activity, recent_activity
+from teamlore.capabilities.activity import Activity, ActivityPage, ActivitySources, recent_activity
 from teamlore.capabilities.answers import Answer, Composer, ask
 from teamlore.capabilities.erasure import ErasureReport, erase_author
+from teamlore.capabilities.explain import Cause, page_reasons
 from teamlore.capabilities.facts import FactReader
 from teamlore.capabilities.media import search_media_references
 from teamlore.capabilities.pages import PageReader
@@ -169,7 +170,22 @@ class Teamlore:
         return search_media_references(self.stores.messages, scope, query, kind, limit)
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
-        return recent_activity(self.stores.audit, self.reader, scope, self.clock(), since, limit)
+        return self.activity_page(scope, since, limit).items
+
+    def page_reasons(self, slug: str, scope: Scope) -> dict[int, list[Cause]]:
+        """Why each version of a page was written (see ``explain.page_reasons``)."""
+        return page_reasons(self.reader, self.stores.messages, self.pages, scope, slug)
+
+    def activity_page(
+        self,
+        scope: Scope,
+        since: datetime | None = None,
+        limit: int = 50,
+        before: int | None = None,
+        after: int | None = None,
+    ) -> ActivityPage:
+        sources = ActivitySources(self.stores.audit, self.reader, self.stores.messages)
+        return recent_activity(sources, scope, self.clock(), since, limit, before, after)
 
     def _model_client(self) -> ModelClient | None:
         """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic

@@ -21,6 +21,7 @@ from teamlore.domain import Scope
 from teamlore.web import api as api_routes
 from teamlore.web import create_app
 from teamlore.web import pages as wiki_routes
+from teamlore.web import timelines as why_routes
 from teamlore.web.auth import CSRF_COOKIE, TOKEN_COOKIE
 
 from .conftest import WS, Clock, event
@@ -123,7 +124,7 @@ ROUTES: dict[tuple[str, str], tuple[str, str]] = {
 
 def _channel_routes() -> set[tuple[str, str]]:
     found = set()
-    for router in (api_routes.router, wiki_routes.router):
+    for router in (api_routes.router, wiki_routes.router, why_routes.router):
         for route in router.routes:
             if not isinstance(route, APIRoute):
                 continue
@@ -147,7 +148,7 @@ def test_every_route_goes_through_the_token_dependency_but_signing_in():
 
     open_routes = {
         route.path
-        for router in (api_routes.router, wiki_routes.router)
+        for router in (api_routes.router, wiki_routes.router, why_routes.router)
         for route in router.routes
         if isinstance(route, APIRoute) and not authorized(route.dependant)
     }

@@ -44,7 +44,7 @@ def retired(lore):
 def test_the_public_read_api_is_exactly_the_gated_methods():
     # A new public read method must be added to the tests below before it can ship.
     public = {name for name in dir(FactReader) if not name.startswith("_")}
-    assert public == {"search", "list", "get", "get_many", "history"}
+    assert public == {"search", "list", "get", "get_many", "citing", "history"}
 
 
 def _ids(result):
@@ -81,6 +81,17 @@ def test_get_many_withholds_retired_facts_by_default_and_returns_them_with_histo
     assert {v.fact.fact_id for v in lore.reader.get_many(ids, SCOPE)} == {retired["live"]}
     assert {v.fact.fact_id for v in lore.reader.get_many(ids, SCOPE, HISTORY)} == set(ids)
     assert lore.reader.get_many(ids, Scope(WS, ["C2"]), HISTORY) == []
+
+
+def test_citing_withholds_retired_facts_by_default_and_returns_them_with_history(lore, retired):
+    old = lore.stores.facts.current_version(retired["superseded"])
+    [message_id] = old.evidence
+    assert lore.reader.citing(message_id, SCOPE) == []
+    [shown] = lore.reader.citing(message_id, SCOPE, HISTORY)
+    assert shown.fact.fact_id == retired["superseded"] and shown.fact.status is FactStatus.SUPERSEDED
+    assert lore.reader.citing(message_id, Scope(WS, ["C2"]), HISTORY) == []
+    [live_source] = lore.stores.facts.current_version(retired["live"]).evidence
+    assert [v.fact.fact_id for v in lore.reader.citing(live_source, SCOPE)] == [retired["live"]]
 
 
 def test_history_returns_every_version_inside_the_scope_and_nothing_outside(lore, retired):

@@ -5,6 +5,7 @@ relies on; none looks at how a store keeps its data."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -316,6 +317,36 @@ def test_an_audit_event_appended_in_a_rolled_back_transaction_is_not_in_the_log(
     stores.audit.append(_event("created", "f2"))
     assert stores.audit.events_for_fact("f1") == []
     assert len(stores.audit.events_for_fact("f2")) == 1
+
+
+def test_recent_audit_events_page_by_sequence_number_both_ways(stores):
+    seqs = [stores.audit.append(_event("created", f"f{i}", at=T0 + timedelta(seconds=i))) for i in range(7)]
+    stores.audit.append(dataclasses.replace(_event("created", "elsewhere", at=T0), channel="C9"))
+
+    def page(**cursor):
+        return [e.seq for e in stores.audit.recent("T1", ["C1"], T0, 3, **cursor)]
+
+    newest_first = seqs[::-1]
+    assert page() == newest_first[:3]
+    assert page(before=newest_first[2]) == newest_first[3:6]
+    assert page(before=newest_first[5]) == newest_first[6:]
+    assert page(after=newest_first[6]) == newest_first[3:6]  # the 3 just newer, still newest first
+    assert page(after=newest_first[0]) == []
+    # ``since`` still bounds what is seen (only the events of the last two seconds here).
+    recent = stores.audit.recent("T1", ["C1"], T0 + timedelta(seconds=5), 9)
+    assert [e.seq for e in recent] == newest_first[:2]
+
+
+def test_a_thread_is_its_opening_message_and_replies_in_time_order(stores):
+    stores.messages.put_message(msg("1.1", "the question"), recorded_at=T0)
+    stores.messages.put_message(msg("1.3", "second reply", thread_id="1.1", ts=T0 + timedelta(minutes=3)), T0)
+    stores.messages.put_message(msg("1.2", "first reply", thread_id="1.1", ts=T0 + timedelta(minutes=1)), T0)
+    stores.messages.put_message(msg("1.4", "another topic", ts=T0 + timedelta(minutes=2)), T0)
+    assert [m.message_id for m in stores.messages.thread("T1", "C1", "1.1")] == ["1.1", "1.2", "1.3"]
+    assert [m.message_id for m in stores.messages.thread("T1", "C1", "1.4")] == ["1.4"]  # control
+    found = stores.messages.by_permalink("T1", "C1", ["https://x/1.2", "https://x/nope"])
+    assert found == {"https://x/1.2": "1.2"}
+    assert stores.messages.by_permalink("T1", "C2", ["https://x/1.2"]) == {}  # another channel's: none
 
 
 # ---- ReviewQueue ----

@@ -3,6 +3,9 @@ store, plus one open review item, served by a real uvicorn."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -55,7 +58,23 @@ def build_demo(folder: Path, embedder: Embedder | None = None) -> Teamlore:
     return lore
 
 
+_BUILT: list[Path] = []
+
+
+def demo_copy(folder: Path, embedder: Embedder | None = None) -> Teamlore:
+    """A fresh copy of the demo store in ``folder``: built once per test run (30 s), copied for
+    each module that needs one (a module may change its copy, e.g. settle a review item)."""
+    if not _BUILT:
+        built = Path(tempfile.mkdtemp(prefix="teamlore-demo-"))
+        atexit.register(shutil.rmtree, built, True)
+        build_demo(built, embedder).close()
+        _BUILT.append(built)
+    shutil.copytree(_BUILT[0], folder, dirs_exist_ok=True)
+    return Teamlore(Settings(data_dir=folder, _env_file=None), embedder=embedder)
+
+
 CHROMIUM = Path("/usr/bin/chromium")
+AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def sign_in(page, base: str, token: str) -> None:

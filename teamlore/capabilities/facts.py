@@ -169,6 +169,18 @@ class FactReader:
         shown, _ = self._gate(raw, scope, resolved, k=len(raw) or 1)
         return shown
 
+    def citing(self, message_id: str, scope: Scope, view: ReadView | None = None) -> list[FactView]:
+        """The facts a message is evidence for, visible under ``view``, oldest first."""
+        resolved = (view or ReadView()).resolved(self._clock())
+        ids = [
+            f.fact_id
+            for channel in sorted(scope.channels)
+            for f in self._backend.current_citing(scope.workspace, channel, message_id)
+        ]
+        raw = self._by_ids(ids, scope, resolved)
+        shown, _ = self._gate(raw, scope, resolved, k=len(raw) or 1)
+        return sorted(shown, key=lambda v: (v.fact.valid_from, v.fact.fact_id))
+
     def history(self, fact_id: str, scope: Scope) -> FactHistory:
         """Every version of a fact, both time axes, and its audit events (scope still applies)."""
         versions = self._backend._versions(fact_id, scope)

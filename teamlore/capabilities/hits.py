@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from teamlore.domain import Fact, FactType, MessageVersion, Source
+from teamlore.domain import Fact, FactStatus, FactType, MessageVersion, Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,18 @@ class FactView:
     @property
     def is_question(self) -> bool:
         return self.fact.fact_type is FactType.QUESTION
+
+    def status_at(self, moment: datetime | None) -> FactStatus:
+        """The status as it stood at ``moment`` (valid time; None: now). A value replaced later
+        was the current one while it was true: read as of then, it is active, not superseded."""
+        fact = self.fact
+        if (
+            moment is not None
+            and fact.status is FactStatus.SUPERSEDED
+            and fact.valid_from <= moment < fact.valid_to
+        ):
+            return FactStatus.ACTIVE
+        return fact.status
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,9 +194,17 @@ def answer_json(answer: Answer) -> dict[str, object]:
 
 
 def activity_json(activity: Activity) -> dict[str, object]:
+    cause = activity.cause
+    other = cause.other
     return {
         **audit_json(activity.event),
         "channel": activity.event.channel,
+        "said_at": None if cause.said is None else iso(cause.said),
+        "message": None if cause.message is None else source_json(cause.message),
+        "other_fact": None
+        if other is None
+        else {"fact_id": other.fact.fact_id, "text": other.fact.statement},
+        "person": cause.person,
         "facts": [
             {"fact_id": v.fact.fact_id, "text": v.fact.statement, "status": v.fact.status.value}
             for v in activity.facts

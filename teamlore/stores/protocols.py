@@ -215,6 +215,10 @@ class MessageStore(Protocol):
         """Stored, not deleted messages of a channel posted in [since, until), in time order."""
         ...
 
+    def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]: ...
+
+    def by_permalink(self, workspace: str, channel: str, permalinks: Sequence[str]) -> dict[str, str]: ...
+
     def put_attachments(
         self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
     ) -> None: ...
@@ -250,7 +254,13 @@ class AuditLog(Protocol):
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]: ...
 
     def recent(
-        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+        self,
+        workspace: str,
+        channels: Iterable[str],
+        since: datetime,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
     ) -> list[AuditEvent]: ...
 
 

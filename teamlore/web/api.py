@@ -72,15 +72,26 @@ def ask(
     return views.answer_json(answer)
 
 
-@router.get("/activity", tags=["read"], summary="What changed recently, newest first")
+@router.get("/activity", tags=["read"], summary="What changed recently, newest first, a page at a time")
 def activity(
     request: Request,
+    response: Response,
     since: Time = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    before: Annotated[int | None, Query(ge=0, description="Cursor: the events older than this seq.")] = None,
+    after: Annotated[int | None, Query(ge=0, description="Cursor: the events newer than this seq.")] = None,
     who: Caller = scoped(),
 ) -> list[dict[str, Any]]:
-    items = lore_of(request).recent_activity(who.read_scope, moment(since, "since"), limit)
-    return [views.activity_json(a) for a in items]
+    found = lore_of(request).activity_page(who.read_scope, moment(since, "since"), limit, before, after)
+    here = request.url.remove_query_params(["before", "after"])
+    links = [
+        f'<{here.include_query_params(**{key: seq})}>; rel="{rel}"'
+        for key, seq, rel in (("before", found.older, "next"), ("after", found.newer, "prev"))
+        if seq is not None
+    ]
+    if links:
+        response.headers["Link"] = ", ".join(links)
+    return [views.activity_json(a) for a in found.items]
 
 
 @router.get("/pages", tags=["wiki"], summary="Pages of the channels")

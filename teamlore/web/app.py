@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from teamlore import __version__
 from teamlore.app import Teamlore
 from teamlore.errors import BackendUnavailable
-from teamlore.web import api, errors, pages, push, security
+from teamlore.web import api, errors, pages, push, security, timelines
 from teamlore.web.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,7 @@ def create_app(lore: Teamlore, flush_pages: bool | None = None) -> FastAPI:
     app.include_router(push.router)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(timelines.router)
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
 
     @app.get("/healthz", tags=["ops"], summary="Liveness and the store's health")

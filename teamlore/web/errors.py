@@ -13,10 +13,10 @@ from http import HTTPStatus
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
-from starlette.exceptions import HTTPException
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from teamlore.errors import (
     BackendUnavailable,
@@ -65,7 +65,7 @@ def one_line(text: str) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(TeamloreError)
     async def teamlore_error(request: Request, exc: TeamloreError) -> Response:
-        return answer(request, status_of(exc), one_line(str(exc)))
+        return await answer_async(request, status_of(exc), one_line(str(exc)))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
@@ -73,13 +73,19 @@ def install(app: FastAPI) -> None:
         where = ".".join(str(p) for p in first["loc"])
         more = len(exc.errors()) - 1
         message = f"{where}: {first['msg']}" + (f" (and {more} more)" if more > 0 else "")
-        return answer(request, 422, one_line(message))
+        if is_wiki(request):  # a person, not a program: name the part, not the validator's words
+            part = first["loc"][-1] if first["loc"] else "request"
+            message = f"The address has a value the wiki cannot read: {part}."
+        return await answer_async(request, 422, one_line(message))
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> Response:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """Routing's own errors (no such route, method not allowed): a page for the wiki, the
+        error shape (with the route's headers, e.g. ``Allow``) for everything else."""
         if is_wiki(request):
-            return await http_exception_handler(request, exc)
-        response = answer(request, exc.status_code, _reason(exc))
+            plain = {404: "There is no page at this address.", 405: "This address cannot be used that way."}
+            return await answer_async(request, exc.status_code, plain.get(exc.status_code, str(exc.detail)))
+        response = await answer_async(request, exc.status_code, _reason(exc))
         response.headers.update(exc.headers or {})
         return response
 
@@ -95,7 +101,7 @@ def install(app: FastAPI) -> None:
         return response
 
 
-def _reason(exc: HTTPException) -> str:
+def _reason(exc: StarletteHTTPException) -> str:
     """A one-line message: the route's own detail, else what the status means and what to do."""
     if exc.status_code == 404 and exc.detail == "Not Found":
         return "no such route; the routes are listed at /docs"
@@ -106,12 +112,14 @@ def _reason(exc: HTTPException) -> str:
     return one_line(detail)
 
 
-def answer(request: Request, status: int, message: str) -> Response:
+async def answer_async(request: Request, status: int, message: str) -> Response:
     if not is_wiki(request):
         return JSONResponse({"error": message, "status": status}, status_code=status)
     if status == 401:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
-    from teamlore.web.pages import render_error  # the templates load lazily, after the app exists
+    from teamlore.web.pages import render_error, signed_in  # templates load lazily, after the app
 
-    return render_error(request, status, message)
+    # A signed-in reader keeps the navigation on an error page.
+    who = await run_in_threadpool(signed_in, request)
+    return render_error(request, status, message, who)

@@ -3,6 +3,7 @@ the API. Works without JavaScript; every change is a POST form with a CSRF token
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,13 +17,12 @@ from starlette.concurrency import run_in_threadpool
 from teamlore.app import Teamlore
 from teamlore.capabilities.access import Role
 from teamlore.capabilities.facts import FactView, SearchMode
-from teamlore.capabilities.messages import channels_in, source_message
+from teamlore.capabilities.messages import channels_in, messages_linked
 from teamlore.capabilities.review import Retract
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, Unauthorized
-from teamlore.timeutil import SENTINEL
+from teamlore.timeutil import SENTINEL, parse_time
 from teamlore.web import auth
-from teamlore.web.api import moment
 from teamlore.web.auth import Caller, lore_of, scoped
 from teamlore.web.render import section_html
 from teamlore.wiki.model import PageVersion
@@ -31,6 +31,8 @@ router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 HISTORY = ReadView(include_history=True)
 SESSION_S = 12 * 3600
+ACTIVITY_PAGE = 50
+LINK = re.compile(r"\]\((https?://[^)\s]+)\)")  # a Markdown link's target
 
 
 def when(moment_: datetime | None) -> str:
@@ -60,8 +62,48 @@ def render(
     return response
 
 
-def render_error(request: Request, status: int, message: str) -> HTMLResponse:
-    return render(request, "error.html", {"status": status, "message": message}, status=status)
+HEADINGS = {400: "That did not work", 403: "Not allowed", 404: "Not found", 422: "That address is not valid"}
+ADVICE = {
+    400: "Check what you typed and try again.",
+    403: "Your sign-in does not give you access to this. Ask an administrator if you need it.",
+    404: "The link may be mistyped, or what it pointed to is gone.",
+    422: "Part of the address is not valid. Check the link, or start again from your channels.",
+}
+
+
+def render_error(request: Request, status: int, message: str, who: Caller | None = None) -> HTMLResponse:
+    context = {
+        "status": status,
+        "heading": HEADINGS.get(status, "Something went wrong"),
+        "advice": ADVICE.get(status, "Try again in a moment; if it keeps happening, tell an administrator."),
+        "message": message,
+    }
+    return render(request, "error.html", context, who, status=status)
+
+
+def signed_in(request: Request) -> Caller | None:
+    """The wiki reader behind a request, when its cookie holds a valid token (for error pages,
+    which keep the navigation); None otherwise."""
+    token = request.cookies.get(auth.TOKEN_COOKIE)
+    if not token:
+        return None
+    try:
+        return Caller(lore_of(request).access.authenticate(token), None)
+    except Unauthorized:
+        return None
+
+
+def asked_day(value: str | None, label: str) -> datetime | None:
+    """A date from a wiki form (YYYY-MM-DD; a full ISO time is accepted too), or None."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise InvalidInput(
+            f"“{value.strip()[:40]}” is not a date the wiki can read. Write {label} as YYYY-MM-DD, for"
+            " example 2026-02-01."
+        ) from None
 
 
 def _cookie(request: Request, response: Response, name: str, value: str, max_age: int | None = None) -> None:
@@ -148,15 +190,16 @@ def search(
 ) -> HTMLResponse:
     lore = lore_of(request)
     result = None
+    when_ = asked_day(as_of, "the as-of date")
     if q.strip():
-        view = ReadView(moment(as_of, "as of"))
-        result = lore.reader.search(q, who.read_scope, view, mode, 20)
+        result = lore.reader.search(q, who.read_scope, ReadView(when_), mode, 20)
     selected = request.query_params.getlist("channel")
     all_channels = channels_in(lore.stores.messages, lore.access.scope(who.grant, None, None))
     context = {
         "q": q,
         "mode": mode.value,
         "as_of": as_of or "",
+        "as_of_moment": when_,
         "result": result,
         "channels": all_channels,
         "selected": selected[0] if len(selected) == 1 else "",
@@ -166,10 +209,23 @@ def search(
 
 
 @router.get("/wiki/activity")
-def activity(request: Request, since: str | None = None, who: Caller = scoped()) -> HTMLResponse:
+def activity(
+    request: Request,
+    since: str | None = None,
+    before: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0)] = None,
+    who: Caller = scoped(),
+) -> HTMLResponse:
     lore = lore_of(request)
-    items = lore.recent_activity(who.read_scope, moment(since, "since"), 100)
-    context = {"items": items, "since": since or "", "names": _names(lore, who.read_scope)}
+    start = asked_day(since, "the start date")
+    found = lore.activity_page(who.read_scope, start, ACTIVITY_PAGE, before, after)
+    context = {
+        "found": found,
+        "since": since or "",
+        "names": _names(lore, who.read_scope),
+        "paged": before is not None or after is not None,
+        "page_size": ACTIVITY_PAGE,
+    }
     return render(request, "activity.html", context, who)
 
 
@@ -186,46 +242,12 @@ def review(request: Request, who: Caller = scoped(Role.REVIEWER)) -> HTMLRespons
 @router.get("/wiki/{channel}")
 def channel_pages(request: Request, channel: str, who: Caller = scoped()) -> HTMLResponse:
     lore = lore_of(request)
+    names = _names(lore, who.read_scope)
+    if channel not in names:
+        raise NotFound(f"There is no channel {channel} in workspace {who.grant.workspace}.")
     entries = lore.pages.list(who.read_scope)
-    return render(
-        request,
-        "channel.html",
-        {"channel": channel, "name": _names(lore, who.read_scope).get(channel, channel), "entries": entries},
-        who,
-    )
-
-
-@router.get("/wiki/{channel}/facts/{fact_id}")
-def fact_timeline(request: Request, channel: str, fact_id: str, who: Caller = scoped()) -> HTMLResponse:
-    lore = lore_of(request)
-    history = lore.reader.history(fact_id, who.read_scope)
-    if not history.versions:
-        raise NotFound(f"no fact {fact_id} in this channel")
-    events = sorted(
-        [("version", v.fact.recorded_from, v) for v in history.versions]
-        + [("audit", e.at, e) for e in history.audit],
-        key=lambda item: (item[1], item[0] == "audit"),
-    )
-    context = {
-        "channel": channel,
-        "name": _names(lore, who.read_scope).get(channel, channel),
-        "history": history,
-        "latest": history.versions[-1],
-        "events": events,
-    }
-    return render(request, "fact.html", context, who)
-
-
-@router.get("/wiki/{channel}/messages/{message_id}")
-def message(request: Request, channel: str, message_id: str, who: Caller = scoped()) -> HTMLResponse:
-    lore = lore_of(request)
-    found = source_message(lore.stores.messages, who.read_scope, message_id)
-    context = {
-        "channel": channel,
-        "name": _names(lore, who.read_scope).get(channel, channel),
-        "message": found,
-    }
-    return render(request, "message.html", context, who)
+    context = {"channel": channel, "name": names[channel], "entries": entries}
+    return render(request, "channel.html", context, who)
 
 
 @router.get("/wiki/{channel}/{slug}")
@@ -240,7 +262,7 @@ def page(
     lore = lore_of(request)
     scope = who.read_scope
     current = lore.pages.get(slug, scope)
-    when_ = moment(as_of, "as of")
+    when_ = asked_day(as_of, "the as-of date")
     stored_then = None
     if when_ is not None:
         as_of_view = lore.pages.render_as_of(slug, scope, when_)
@@ -254,6 +276,7 @@ def page(
         "current": current,
         "as_of": as_of or "",
         "as_of_moment": when_,
+        "in_the_past": when_ is not None and when_ < lore.clock(),
         "stored_then": stored_then,
         "sections": _sections(lore, scope, channel, shown, when_),
     }
@@ -270,40 +293,16 @@ def _sections(lore: Teamlore, scope: Scope, channel: str, page: PageVersion, whe
         for src in v.sources
         if src.permalink
     }
+    # Links to messages of facts not cited here ("replaced by ...", "update: ..."): same page.
+    others = {link for s in page.sections for link in LINK.findall(s.body)} - set(urls)
+    linked = messages_linked(lore.stores.messages, scope, channel, sorted(others))
+    for permalink, message_id in linked.items():
+        urls[permalink] = f"/wiki/{quote(channel)}/messages/{quote(message_id, safe='')}"
     fact_url = f"/wiki/{quote(channel)}/facts/{{fact_id}}"
     return [
         (section_html(s, urls, fact_url, s.citations), [facts[f] for f in s.citations if f in facts])
         for s in page.sections
     ]
-
-
-@router.get("/wiki/{channel}/{slug}/history")
-def page_history(
-    request: Request,
-    channel: str,
-    slug: str,
-    from_version: Annotated[int | None, Query(alias="from", ge=1)] = None,
-    to_version: Annotated[int | None, Query(alias="to", ge=1)] = None,
-    who: Caller = scoped(),
-) -> HTMLResponse:
-    lore = lore_of(request)
-    versions = lore.pages.versions(slug, who.read_scope)
-    current = lore.pages.get(slug, who.read_scope)
-    diff = None
-    if len(versions) > 1:
-        newer = to_version or versions[0].version
-        older = from_version or next((v.version for v in versions if v.version < newer), versions[-1].version)
-        if older == newer:
-            raise InvalidInput("pick two different versions to compare")
-        diff = lore.pages.diff(slug, who.read_scope, older, newer)
-    context = {
-        "channel": channel,
-        "name": _names(lore, who.read_scope).get(channel, channel),
-        "page": current,
-        "versions": versions,
-        "diff": diff,
-    }
-    return render(request, "history.html", context, who)
 
 
 # ---- reviewing ----

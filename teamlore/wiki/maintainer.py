@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from teamlore.capabilities.facts import FactReader, FactView
 from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.stores.protocols import DirtySet, FactBackend, PageStore
+from teamlore.wiki.followups import updates
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Section, SectionInput
 from teamlore.wiki.routing import route
 from teamlore.wiki.writer import PageWriter, TemplateWriter
@@ -194,10 +195,20 @@ class WikiMaintainer:
             # As of a past moment, "previously" holds only what had ended by then.
             and (valid_at is None or v.fact.valid_to <= valid_at)
         }
+        wanted_next = sorted({v.fact.superseded_by for v in retired.values() if v.fact.superseded_by})
+        successors = {v.fact.fact_id: v for v in self.reader.get_many(wanted_next, scope, history)}
+        followed = updates(self.reader, scope, live.values(), valid_at)
         inputs = []
         for key in sorted(affected, key=lambda k: (routed[k][1], k)):
             title, _, ids = routed[key]
-            inputs.append(SectionInput(key, title, tuple(_pick(live, ids)), tuple(_pick(retired, ids))))
+            now, old = _pick(live, ids), _pick(retired, ids)
+            after = {
+                v.fact.fact_id: successors[v.fact.superseded_by]
+                for v in old
+                if v.fact.superseded_by in successors
+            }
+            news = {v.fact.fact_id: followed[v.fact.fact_id] for v in now if v.fact.fact_id in followed}
+            inputs.append(SectionInput(key, title, tuple(now), tuple(old), after, news))
         return inputs
 
 

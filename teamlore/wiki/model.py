@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -74,3 +75,7 @@ class SectionInput:
     title: str
     live: tuple[FactView, ...]
     previously: tuple[FactView, ...]  # superseded facts, each with its end date
+    # What replaced each of ``previously`` (fact id -> its successor), so "Previously" can say.
+    successors: Mapping[str, FactView] = field(default_factory=dict)
+    # A later status statement about an action item (fact id -> it): linked, never closing it.
+    updates: Mapping[str, FactView] = field(default_factory=dict)

@@ -18,6 +18,7 @@ from teamlore.wiki.model import PageKind, PageRef, SectionInput
 
 # The overview shows only the newest facts of each kind; role, topic and entity pages show all.
 OVERVIEW_ITEMS = 5
+OVERDUE_HEADING = "Overdue (past the deadline, still open):"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +45,10 @@ def cite(view: FactView) -> str:
     return "(" + "; ".join(links) + ")"
 
 
-def _line(view: FactView) -> str:
-    return f"- {view.fact.statement}{flags(view)} {cite(view)}"
+def _line(view: FactView, section: SectionInput) -> str:
+    update = section.updates.get(view.fact.fact_id)
+    later = "" if update is None else f" — update: {update.fact.statement} {cite(update)}"
+    return f"- {view.fact.statement}{flags(view)} {cite(view)}{later}"
 
 
 def flags(view: FactView) -> str:
@@ -77,8 +80,17 @@ def history(page: PageRef, section: SectionInput) -> tuple[list[str], list[str]]
     if not previously or page.kind is PageKind.OVERVIEW:
         return [], []
     lines = ["", "Previously:"]
-    lines += [f"- ~~{v.fact.statement}~~ until {v.fact.valid_to:%Y-%m-%d} {cite(v)}" for v in previously]
+    lines += [
+        f"- ~~{v.fact.statement}~~ until {v.fact.valid_to:%Y-%m-%d} {cite(v)}{replaced_by(section, v)}"
+        for v in previously
+    ]
     return lines, [v.fact.fact_id for v in previously]
+
+
+def replaced_by(section: SectionInput, view: FactView) -> str:
+    """' — replaced by: <the newer statement> (<its source>)', when the section knows it."""
+    newer = section.successors.get(view.fact.fact_id)
+    return "" if newer is None else f" — replaced by: {newer.fact.statement} {cite(newer)}"
 
 
 class TemplateWriter:
@@ -87,8 +99,13 @@ class TemplateWriter:
 
     def section(self, page: PageRef, section: SectionInput) -> tuple[str, tuple[str, ...]]:
         live = shown_live(page, section)
-        lines = [_line(v) for v in live]
-        cited = [v.fact.fact_id for v in live]
+        # Past its deadline but still open (a deadline never retires a fact): listed apart.
+        current, overdue = [v for v in live if not v.past_due], [v for v in live if v.past_due]
+        lines = [_line(v, section) for v in current]
+        if overdue:
+            lines += ["", OVERDUE_HEADING] if current else [OVERDUE_HEADING]
+            lines += [_line(v, section) for v in overdue]
+        cited = [v.fact.fact_id for v in current + overdue]
         if not live:
             lines.append(
                 "_Nothing here is current any more; see the history below._"

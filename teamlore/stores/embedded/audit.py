@@ -47,16 +47,31 @@ class EmbeddedAuditLog:
         return [_event(r) for r in rows]
 
     def recent(
-        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+        self,
+        workspace: str,
+        channels: Iterable[str],
+        since: datetime,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
     ) -> list[AuditEvent]:
-        """Events in these channels at or after ``since``, newest first."""
+        """Events in these channels at or after ``since``, newest first. ``before`` / ``after``
+        (sequence numbers, exclusive) page through them: the ``limit`` events just older than
+        ``before``, or just newer than ``after``."""
         chosen = sorted(set(channels))
-        rows = self._db.conn.execute(
+        sql = (
             "SELECT * FROM audit_log WHERE workspace = ? AND channel IN"
-            f" ({','.join('?' * len(chosen))}) AND at >= ? ORDER BY seq DESC LIMIT ?",
-            (workspace, *chosen, to_micros(since), limit),
-        ).fetchall()
-        return [_event(r) for r in rows]
+            f" ({','.join('?' * len(chosen))}) AND at >= ?"
+        )
+        params: list[object] = [workspace, *chosen, to_micros(since)]
+        if before is not None:
+            sql, params = sql + " AND seq < ?", [*params, before]
+        if after is not None:
+            sql, params = sql + " AND seq > ?", [*params, after]
+        order = "ASC" if after is not None and before is None else "DESC"
+        rows = self._db.conn.execute(f"{sql} ORDER BY seq {order} LIMIT ?", (*params, limit)).fetchall()
+        events = [_event(r) for r in rows]
+        return events[::-1] if order == "ASC" else events
 
 
 def _event(r) -> AuditEvent:

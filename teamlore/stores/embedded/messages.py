@@ -58,23 +58,28 @@ class EmbeddedMessageStore:
             "SELECT * FROM messages WHERE workspace = ? AND channel = ? AND message_id = ?",
             (workspace, channel, message_id),
         ).fetchone()
-        if r is None:
-            return None
-        return Message(
-            platform=r["platform"],
-            workspace=r["workspace"],
-            channel=r["channel"],
-            message_id=r["message_id"],
-            thread_id=r["thread_id"],
-            author_id=r["author_id"],
-            author_name=r["author_name"],
-            ts=from_micros(r["ts"]),
-            text=r["text"],
-            permalink=r["permalink"],
-            content_hash=r["content_hash"],
-            edited_at=_maybe_time(r["edited_at"]),
-            deleted_at=_maybe_time(r["deleted_at"]),
-        )
+        return None if r is None else _row_message(r)
+
+    def by_permalink(self, workspace: str, channel: str, permalinks: Sequence[str]) -> dict[str, str]:
+        """Permalink -> message id, for the permalinks of this channel's stored messages."""
+        wanted = sorted(set(permalinks))
+        if not wanted:
+            return {}
+        rows = self._db.conn.execute(
+            "SELECT permalink, message_id FROM messages WHERE workspace = ? AND channel = ?"
+            f" AND permalink IN ({','.join('?' * len(wanted))})",
+            (workspace, channel, *wanted),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]:
+        """A thread's opening message and its replies, oldest first (deleted ones included)."""
+        rows = self._db.conn.execute(
+            "SELECT * FROM messages WHERE workspace = ? AND channel = ? AND (thread_id = ? OR message_id = ?)"
+            " ORDER BY ts, message_id LIMIT ?",
+            (workspace, channel, thread_id, thread_id, limit),
+        ).fetchall()
+        return [_row_message(r) for r in rows]
 
     def put_message(self, message: Message, recorded_at: datetime) -> None:
         with self._db.transaction() as conn:
@@ -298,3 +303,21 @@ class EmbeddedEventLedger:
                 ).rowcount
                 for prefix in prefixes
             )
+
+
+def _row_message(r) -> Message:
+    return Message(
+        platform=r["platform"],
+        workspace=r["workspace"],
+        channel=r["channel"],
+        message_id=r["message_id"],
+        thread_id=r["thread_id"],
+        author_id=r["author_id"],
+        author_name=r["author_name"],
+        ts=from_micros(r["ts"]),
+        text=r["text"],
+        permalink=r["permalink"],
+        content_hash=r["content_hash"],
+        edited_at=_maybe_time(r["edited_at"]),
+        deleted_at=_maybe_time(r["deleted_at"]),
+    )

@@ -11,8 +11,10 @@ the log append-only for everyone (docs/architecture.md).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from datetime import datetime
 
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
 
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import WriteJournal
@@ -62,18 +64,51 @@ class MongoAuditLog:
             seqs = [link["seq"] for link in links]
             return await db["audit_log"].find({"_id": {"$in": seqs}}).sort("_id", ASCENDING).to_list()
 
-        return [
-            AuditEvent(
-                event=d["event"],
-                actor=d["actor"],
-                reason=d["reason"],
-                at=time_of(d, "at"),  # type: ignore[arg-type]
-                workspace=d["workspace"],
-                channel=d["channel"],
-                fact_ids=tuple(d["fact_ids"]),
-                content_hashes=tuple(d["content_hashes"]),
-                details=d["details"],
-                seq=d["_id"],
-            )
-            for d in self._rt.run(find)
-        ]
+        return [_event(d) for d in self._rt.run(find)]
+
+    def recent(
+        self,
+        workspace: str,
+        channels: Iterable[str],
+        since: datetime,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
+    ) -> list[AuditEvent]:
+        """As the embedded log: newest first, paged by sequence number (exclusive bounds)."""
+        edge = times(at=since)
+        query: dict = {
+            "workspace": workspace,
+            "channel": {"$in": sorted(set(channels))},
+            "$or": [{"at": {"$gt": edge["at"]}}, {"at": edge["at"], "at_us": {"$gte": edge["at_us"]}}],
+        }
+        seq: dict = {}
+        if before is not None:
+            seq["$lt"] = before
+        if after is not None:
+            seq["$gt"] = after
+        if seq:
+            query["_id"] = seq
+        ascending = after is not None and before is None
+
+        async def find(db):
+            order = ASCENDING if ascending else DESCENDING
+            return await db["audit_log"].find(query).sort("_id", order).limit(limit).to_list()
+
+        events = [_event(d) for d in self._rt.run(find)]
+        return events[::-1] if ascending else events
+
+
+def _event(d: dict) -> AuditEvent:
+    return AuditEvent(
+        event=d["event"],
+        actor=d["actor"],
+        reason=d["reason"],
+        at=time_of(d, "at"),  # type: ignore[arg-type]
+        workspace=d["workspace"],
+        channel=d["channel"],
+        fact_ids=tuple(d["fact_ids"]),
+        content_hashes=tuple(d["content_hashes"]),
+        details=d["details"],
+        seq=d["_id"],
+    )

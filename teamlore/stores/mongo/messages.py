@@ -229,6 +229,32 @@ class MongoMessageStore:
             )
         return out
 
+    def by_permalink(self, workspace: str, channel: str, permalinks: Sequence[str]) -> dict[str, str]:
+        """Permalink -> message id, for the permalinks of this channel's stored messages."""
+        if not permalinks:
+            return {}
+
+        async def find(db):
+            wanted = sorted(set(permalinks))
+            query = {"workspace": workspace, "channel": channel, "permalink": {"$in": wanted}}
+            return await db["messages"].find(query, {"permalink": 1, "message_id": 1}).to_list()
+
+        return {d["permalink"]: d["message_id"] for d in self._rt.run(find)}
+
+    def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]:
+        """A thread's opening message and its replies, oldest first (deleted ones included)."""
+
+        async def find(db):
+            query = {
+                "workspace": workspace,
+                "channel": channel,
+                "$or": [{"thread_id": thread_id}, {"message_id": thread_id}],
+            }
+            order = [("ts", ASCENDING), ("ts_us", ASCENDING), ("message_id", ASCENDING)]
+            return await db["messages"].find(query).sort(order).limit(limit).to_list()
+
+        return [_message(d) for d in self._rt.run(find)]
+
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
         """Stored, not deleted messages of a channel in message-id order, after ``after``."""
 
