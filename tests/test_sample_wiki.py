@@ -96,3 +96,16 @@ def test_no_page_cites_a_message_that_is_chatter(sample):
     texts = {c["message_id"]: c["text"] for c in CHATTER}
     assert {texts[message_id] for _, message_id, _ in cited} <= KNOWN_MISSES
     assert len(chatter) == 174
+
+
+def test_the_product_page_shows_one_current_launch_date(sample):
+    """(Issue 15.) The launch slipped from March 3 to March 17, then was pushed to March 24: only
+    March 24 is current on #product's Atlas 2.0 page; the earlier dates are under "Previously"."""
+    _, pages = sample
+    product = [p for p in pages if p.page.channel == "C02PRODUCT"]
+    [atlas] = [p for p in product if p.page.page_id.endswith("entity-atlas-2-0")]
+    [dates] = [s for s in atlas.sections if s.title == "Dates and schedule"]
+    current, _, previously = dates.body.partition("Previously")
+    assert "March 24" in current
+    assert "March 3" not in current and "March 17" not in current
+    assert "March 3" in previously and "March 17" in previously
