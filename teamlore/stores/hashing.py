@@ -79,6 +79,12 @@ class KeyedAuditLog:
         return self._inner.events_for_fact(fact_id)
 
     def recent(
-        self, workspace: str, channels: Iterable[str], since: datetime, limit: int
+        self,
+        workspace: str,
+        channels: Iterable[str],
+        since: datetime,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
     ) -> list[AuditEvent]:
-        return self._inner.recent(workspace, channels, since, limit)
+        return self._inner.recent(workspace, channels, since, limit, before, after)
