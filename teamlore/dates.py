@@ -43,16 +43,17 @@ _DUE = re.compile(
 )
 
 
-def _end_of(day: datetime) -> datetime:
-    return datetime.combine(day.date(), time(23, 59, 59), tzinfo=day.tzinfo)
+# A promise names its day without "by": "Priya will announce the new date tomorrow", "I'll send it
+# on Friday". Only a sentence that promises (will, 'll, going to) is read this way.
+_PROMISE = re.compile(
+    r"\b(?:will|'ll|going to|gonna)\b.*?\b(?:on\s+|this\s+|next\s+)?"
+    r"(?P<when>today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.I,
+)
 
 
-def due_date(text: str, said_at: datetime) -> datetime | None:
-    """The deadline a sentence names, or None."""
-    match = _DUE.search(text)
-    if match is None:
-        return None
-    when = match.group("when").lower()
+def _relative_day(when: str, said_at: datetime) -> datetime | None:
+    """The end of the day "today", "tomorrow", "end of week" or a weekday names, from said_at."""
     if when in ("eod", "today", "end of day", "end of the day"):
         return _end_of(said_at)
     if when == "tomorrow":
@@ -62,6 +63,21 @@ def due_date(text: str, said_at: datetime) -> datetime | None:
     if when in _WEEKDAYS:
         ahead = (_WEEKDAYS[when] - said_at.weekday()) % 7 or 7
         return _end_of(said_at + timedelta(days=ahead))
+    return None
+
+
+def _end_of(day: datetime) -> datetime:
+    return datetime.combine(day.date(), time(23, 59, 59), tzinfo=day.tzinfo)
+
+
+def due_date(text: str, said_at: datetime) -> datetime | None:
+    """The deadline a sentence names, or None."""
+    match = _DUE.search(text) or _PROMISE.search(text)
+    if match is None:
+        return None
+    relative = _relative_day(match.group("when").lower().replace("tonight", "today"), said_at)
+    if relative is not None or match.re is _PROMISE:
+        return relative
     if match.group("iso"):
         try:
             return _end_of(datetime.fromisoformat(match.group("iso")).replace(tzinfo=said_at.tzinfo))

@@ -140,6 +140,21 @@ def test_a_message_that_gives_instructions_changes_nothing_but_its_own_facts(lor
     assert all(after.get(fact_id) == version for fact_id, version in before.items())
 
 
+def test_a_promise_about_tomorrow_is_due_the_next_day(lore, tmp_path):
+    """(Issue 19, item 4.) "tomorrow" in a promise resolves to a date, so it can fall overdue;
+    a sentence that promises nothing keeps no deadline (the control)."""
+    _import(
+        lore,
+        tmp_path,
+        _event("message.created", "1.1", "2026-02-10T10:00:00Z", "priya will announce the date tomorrow."),
+        _event("message.created", "1.2", "2026-02-10T10:05:00Z", "The new date gets announced tomorrow."),
+    )
+    hits = {h.fact.statement: h for h in lore.reader.search("announce the new date", SCOPE).hits}
+    promise = hits["priya will announce the date tomorrow."]
+    assert promise.fact.due_at == parse_time("2026-02-11T23:59:59Z") and promise.past_due
+    assert hits["The new date gets announced tomorrow."].fact.due_at is None
+
+
 def test_a_deadline_passing_never_retires_a_fact_and_evidence_does(lore, tmp_path, clock):
     _import(
         lore,
