@@ -109,8 +109,9 @@ def first_person(sentence: str, author: str) -> str:
         return author + verb
 
     said = _PRONOUN_I.sub(subject, sentence)
-    said = _OBJECT_ME.sub(author, said)
-    return _MY.sub(f"{author}'s", said)
+    # Functions, not templates: a name is text ("a\\b" must not read as a group reference).
+    said = _OBJECT_ME.sub(lambda _: author, said)
+    return _MY.sub(lambda _: f"{author}'s", said)
 
 
 def names_the_one_asked_for(answer: str, question: str, author: str, people: Collection[str] = ()) -> bool:
