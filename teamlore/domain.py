@@ -21,12 +21,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from teamlore.errors import InvalidEvent, InvalidInput, ScopeError
 from teamlore.timeutil import SENTINEL, utc_now
+from teamlore.untrusted import text_problem, time_problem
 
 
 class EventKind(StrEnum):
@@ -78,6 +80,17 @@ def check_identifier(value: str, what: str) -> str:
         raise InvalidInput(
             f"{what}: an id is 1-{IDENTIFIER_MAX} characters without spaces or control characters"
         )
+    return value
+
+
+# The one field of an event that may span lines; every other string is a single line.
+_MULTILINE = frozenset({"text"})
+
+
+def _refuse_unstorable(value: Any, field_name: str | None) -> Any:
+    """Every string of an event passes ``untrusted.text_problem`` (surrogates, control characters)."""
+    if isinstance(value, str) and (problem := text_problem(value, multiline=field_name in _MULTILINE)):
+        raise ValueError(problem)
     return value
 
 
@@ -143,8 +156,14 @@ class Attachment(BaseModel):
 
     name: str = Field(min_length=1, max_length=500)
     mime_type: str = Field("", max_length=200)
-    size: int | None = Field(None, ge=0)  # bytes; None when the platform does not say
+    # Bytes; None when the platform does not say. At most an int64, the widest every store keeps.
+    size: int | None = Field(None, ge=0, le=2**63 - 1)
     url: str = Field("", max_length=2000)
+
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        return _refuse_unstorable(value, info.field_name)
 
     @property
     def kind(self) -> AttachmentKind:
@@ -173,9 +192,16 @@ class MessageEvent(BaseModel):
     # empty list keeps the attachments already stored (most platforms resend them anyway).
     attachments: tuple[Attachment, ...] = Field((), max_length=100)
 
+    @field_validator("*")
+    @classmethod
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        return _refuse_unstorable(value, info.field_name)
+
     @field_validator("ts")
     @classmethod
     def _in_utc(cls, value: datetime) -> datetime:
+        if problem := time_problem(value):  # before the conversion, which could overflow
+            raise ValueError(problem)
         return value.astimezone(UTC)
 
     @model_validator(mode="after")
@@ -185,8 +211,6 @@ class MessageEvent(BaseModel):
             raise ValueError(
                 f"text is {len(self.text):,} characters; the limit is {limit:,} (TEAMLORE_MAX_MESSAGE_CHARS)"
             )
-        if "\x00" in self.text:
-            raise ValueError("text contains a NUL character")
         return self
 
     @property
@@ -215,7 +239,15 @@ def parse_event(data: Mapping[str, Any], max_chars: int) -> MessageEvent:
     try:
         return MessageEvent.model_validate(data, context={"max_chars": max_chars})
     except ValidationError as exc:
-        raise InvalidEvent(_one_line(exc)) from None
+        raise InvalidEvent(_named(data) + _one_line(exc)) from None
+
+
+def _named(data: Mapping[str, Any]) -> str:
+    """"message ID: " when the event names a printable id, so a refusal says which message it was."""
+    mid = data.get("message_id")
+    if isinstance(mid, str) and 0 < len(mid) <= 200 and mid.isprintable() and " " not in mid:
+        return f"message {mid}: "
+    return ""
 
 
 def _one_line(exc: ValidationError) -> str:

@@ -114,7 +114,7 @@ def test_a_good_batch_lands(push):
         ("no idempotency key", 400, "Idempotency-Key"),
         ("oversized batch", 413, "limit is 3"),
         ("oversized body", 413, "limit is 20,000"),
-        ("malformed event", 422, "event 1: ts"),
+        ("malformed event", 422, "event 1: message 2.0001: ts"),
         ("not json", 400, "not JSON"),
         ("no events", 400, "at least one event"),
     ],

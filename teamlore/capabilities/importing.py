@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from teamlore.connectors import ImportItem
-from teamlore.connectors.events_file import count_lines, read_events_file
+from teamlore.connectors.events_file import check_events_file, count_lines, read_events_file
 from teamlore.errors import ExportError
+from teamlore.untrusted import printable
 from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, ingest
 
 BATCH_SIZE = 256
@@ -32,7 +34,7 @@ class ImportSummary:
     def note_error(self, location: str, reason: str) -> None:
         self.skipped += 1
         if len(self.errors) < MAX_ERRORS_KEPT:
-            self.errors.append(f"{location}: {reason}")
+            self.errors.append(printable(f"{location}: {reason}"))
 
     def absorb(self, location: str, result: IngestResult) -> None:
         if result.outcome is Outcome.FAILED:
@@ -64,6 +66,7 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
 
     if not path.exists():
         raise ExportError(f"{path} does not exist")
+    _refuse_unreadable_zip(path)
     if slack_export.is_slack_export(path):
         return Source(
             "slack export",
@@ -88,13 +91,35 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             mattermost_export.read_mattermost_export(path, max_chars, workspace),
             mattermost_export.count_mattermost_posts(path),
         )
-    if path.is_file():
+    if path.is_file() and not zipfile.is_zipfile(path):
+        check_events_file(path)
         return Source("events file", read_events_file(path, max_chars), count_lines(path))
-    raise ExportError(
-        f"{path} is neither an events file (JSON Lines), a Slack export (a zip or folder with "
-        "channels.json), a Mattermost bulk export (JSON Lines or its zip), a DiscordChatExporter "
-        "JSON file nor a Graph channel-messages JSON file"
-    )
+    raise ExportError(f"{path} is {_NONE_OF_THEM}")
+
+
+_NONE_OF_THEM = (
+    "neither an events file (JSON Lines), a Slack export (a zip or folder with channels.json), a "
+    "Mattermost bulk export (JSON Lines or its zip), a DiscordChatExporter JSON file nor a Graph "
+    "channel-messages JSON file"
+)
+# What every zip file opens with: a local file header, or the end record of an empty archive.
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def _refuse_unreadable_zip(path: Path) -> None:
+    """A file that opens like a zip but cannot be read as one (a truncated download) gets one line,
+    not a pass through every other format that ends in an error per line of binary data."""
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror}") from exc
+    if head in _ZIP_MAGIC and not zipfile.is_zipfile(path):
+        raise ExportError(
+            f"{path.name} is not a readable zip (truncated or damaged?): re-download the export"
+        )
 
 
 def import_items(

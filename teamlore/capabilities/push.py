@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -30,6 +29,7 @@ from teamlore.errors import (
     Unauthorized,
 )
 from teamlore.stores.protocols import ReplayGuard
+from teamlore.untrusted import load_json
 
 WINDOW = timedelta(minutes=5)
 REMEMBER = 2 * WINDOW
@@ -117,9 +117,9 @@ class PushDesk:
 
     def _events(self, body: bytes) -> list[MessageEvent]:
         try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise InvalidInput('the body is not JSON; send {"events": [...]}') from None
+            data = load_json(body)
+        except InvalidInput as exc:
+            raise InvalidInput(f'bad body: {exc}; send {{"events": [...]}}') from None
         raw = data.get("events") if isinstance(data, dict) else None
         if not isinstance(raw, list) or not raw:
             raise InvalidInput('the body must be {"events": [...]} with at least one event')

@@ -9,7 +9,6 @@ be read at all raises ``ExportError``.
 
 from __future__ import annotations
 
-import json
 import re
 import zipfile
 import zlib
@@ -21,9 +20,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from teamlore.connectors import ImportItem
-from teamlore.domain import EventKind, Visibility, parse_event
+from teamlore.connectors import ImportItem, import_item
+from teamlore.domain import EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.untrusted import load_json
 
 LISTINGS: tuple[tuple[str, Visibility], ...] = (
     ("channels.json", Visibility.PUBLIC),
@@ -162,12 +162,7 @@ def _read_json_array(export: _Export, member: str) -> list[Any]:
     except _READ_ERRORS as exc:
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
         raise InvalidInput(f"cannot be read ({detail}); the export is damaged") from exc
-    try:
-        data = json.loads(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"not valid UTF-8 at byte {exc.start}") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InvalidInput(f"not JSON: {exc}") from None
+    data = load_json(raw)
     if not isinstance(data, list):
         raise InvalidInput(f"not a JSON array (got {type(data).__name__})")
     return data
@@ -247,13 +242,13 @@ def _read_day(
     for index, message in enumerate(messages, start=1):
         if isinstance(message, dict) and _field(message, "subtype", str) in SKIPPED_SUBTYPES:
             continue
-        location = f"{member}#{index}"
-        try:
-            data = slack_event_data(message, channel, context)
-            item = ImportItem(location, event=parse_event(data, context.max_chars))
-        except InvalidInput as exc:
-            item = ImportItem(location, error=exc)
-        yield item
+        build = partial(_message_event, message, channel, context)
+        if (item := import_item(f"{member}#{index}", build)) is not None:
+            yield item
+
+
+def _message_event(message: Any, channel: SlackChannel, context: SlackContext) -> MessageEvent:
+    return parse_event(slack_event_data(message, channel, context), context.max_chars)
 
 
 def slack_time(ts: Any) -> datetime:

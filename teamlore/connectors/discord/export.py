@@ -9,16 +9,17 @@ direct messages as dm.
 
 from __future__ import annotations
 
-import json
 import mimetypes
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from teamlore.connectors import ImportItem
+from teamlore.connectors import MALFORMED, ImportItem, import_item, malformed
 from teamlore.connectors.discord.normalize import DM_WORKSPACE, PLATFORM
 from teamlore.domain import EventKind, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.untrusted import load_json
 
 CONVERSATION = frozenset({"Default", "Reply"})
 THREADS = frozenset({"GuildPublicThread", "GuildPrivateThread", "GuildNewsThread"})
@@ -37,9 +38,10 @@ def count_discord_messages(path: Path) -> int:
     total = 0
     for file in _files(path):
         try:
-            total += len(_load(file).get("messages") or [])
+            messages = _load(file).get("messages")
         except ExportError:
-            total += 1
+            messages = None
+        total += len(messages) if isinstance(messages, list) else 1
     return total
 
 
@@ -51,19 +53,17 @@ def read_discord_export(path: Path, max_chars: int) -> Iterator[ImportItem]:
         except (ExportError, InvalidInput) as exc:
             yield ImportItem(file.name, error=InvalidInput(str(exc)))
             continue
+        except MALFORMED as exc:
+            yield ImportItem(file.name, error=malformed(exc))
+            continue
         messages = data.get("messages")
         if not isinstance(messages, list):
             yield ImportItem(file.name, error=InvalidInput("no 'messages' list"))
             continue
         for number, message in enumerate(messages, start=1):
-            where = f"{file.name}:message {number}"
-            try:
-                event = _event(message, channel, max_chars)
-            except InvalidInput as exc:
-                yield ImportItem(where, error=exc)
-                continue
-            if event is not None:
-                yield ImportItem(where, event=event)
+            build = partial(_event, message, channel, max_chars)
+            if (item := import_item(f"{file.name}:message {number}", build)) is not None:
+                yield item
 
 
 def _looks_like_export(path: Path) -> bool:
@@ -85,10 +85,10 @@ def _files(path: Path) -> list[Path]:
 
 def _load(file: Path) -> dict[str, Any]:
     try:
-        data = json.loads(file.read_bytes())
+        data = load_json(file.read_bytes())
     except OSError as exc:
         raise ExportError(f"cannot read {file.name}: {exc.strerror}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except InvalidInput as exc:
         raise ExportError(f"{file.name} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise ExportError(f"{file.name}: expected a JSON object with guild, channel and messages")

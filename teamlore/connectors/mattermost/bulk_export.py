@@ -9,21 +9,23 @@ recorded by file name (their size when the zip holds the file); the export has n
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from teamlore.connectors import ImportItem
+from teamlore.connectors import MALFORMED, ImportItem, import_item
 from teamlore.domain import EventKind, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.untrusted import load_json
 
 _VISIBILITY = {"O": Visibility.PUBLIC, "P": Visibility.PRIVATE}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -40,9 +42,9 @@ def is_mattermost_export(path: Path) -> bool:
     """A .jsonl file, or a zip holding one, whose first line is the bulk format's version line."""
     if not path.is_file():
         return False
-    with suppress(ExportError, OSError, ValueError, zipfile.BadZipFile), _lines(path) as (lines, _):
+    with suppress(InvalidInput, OSError, ValueError, zipfile.BadZipFile), _lines(path) as (lines, _):
         first = next((line for line in lines if line.strip()), b"")
-        data = json.loads(first)
+        data = load_json(first)
         return isinstance(data, dict) and data.get("type") == "version" and "kind" not in data
     return False
 
@@ -60,9 +62,9 @@ def read_mattermost_export(path: Path, max_chars: int, workspace: str | None = N
                 continue
             where = f"{label}:{number}"
             try:
-                line = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                yield ImportItem(where, error=InvalidInput(f"not JSON: {exc}"))
+                line = load_json(raw)
+            except InvalidInput as exc:
+                yield ImportItem(where, error=exc)
                 continue
             kind = line.get("type") if isinstance(line, dict) else None
             if kind in ("post", "direct_post"):
@@ -72,24 +74,31 @@ def read_mattermost_export(path: Path, max_chars: int, workspace: str | None = N
 def _post_items(
     where: str, post: Any, kind: str, workspace: str, layout: _Layout, max_chars: int
 ) -> Iterator[ImportItem]:
+    """The post, then its replies; a reply of a refused post is not read (it has no thread)."""
+    if not isinstance(post, dict):
+        yield ImportItem(where, error=InvalidInput(f"{kind} is not an object"))
+        return
     try:
-        if not isinstance(post, dict):
-            raise InvalidInput(f"{kind} is not an object")
         channel = _channel_id(post, kind)
-        name, visibility = layout.channels.get(channel, (channel.rpartition("/")[2], Visibility.PUBLIC))
-        if kind == "direct_post":
-            name, visibility = channel.replace("/", "-"), Visibility.DM
-        parent = _event(post, channel, name, visibility, None, workspace, layout, max_chars)
     except InvalidInput as exc:
         yield ImportItem(where, error=exc)
         return
-    yield ImportItem(where, event=parent)
-    for index, reply in enumerate(post.get("replies") or [], start=1):
-        try:
-            event = _event(reply, channel, name, visibility, parent.message_id, workspace, layout, max_chars)
-            yield ImportItem(f"{where} reply {index}", event=event)
-        except InvalidInput as exc:
-            yield ImportItem(f"{where} reply {index}", error=exc)
+    name, visibility = layout.channels.get(channel, (channel.rpartition("/")[2], Visibility.PUBLIC))
+    if kind == "direct_post":
+        name, visibility = channel.replace("/", "-"), Visibility.DM
+    place = (channel, name, visibility)
+    parent = import_item(where, partial(_event, post, *place, None, workspace, layout, max_chars))
+    if parent is None:
+        return
+    yield parent
+    if parent.event is None:
+        return
+    thread = parent.event.message_id
+    replies = post.get("replies")
+    for index, reply in enumerate(replies if isinstance(replies, list) else [], start=1):
+        build = partial(_event, reply, *place, thread, workspace, layout, max_chars)
+        if (item := import_item(f"{where} reply {index}", build)) is not None:
+            yield item
 
 
 def _channel_id(post: Mapping[str, Any], kind: str) -> str:
@@ -121,7 +130,7 @@ def _event(
         raise InvalidInput("post has no user")
     if isinstance(created, bool) or not isinstance(created, int) or created <= 0:
         raise InvalidInput(f"create_at {created!r:.40} is not milliseconds since the epoch")
-    moment = datetime.fromtimestamp(created / 1000, UTC)
+    moment = _EPOCH + timedelta(milliseconds=created)  # OverflowError, not OSError, when absurd
     data = {
         "kind": EventKind.CREATED.value,
         "platform": "mattermost",
@@ -156,8 +165,8 @@ def _survey(path: Path) -> _Layout:
     layout = _Layout()
     with _lines(path) as (lines, _label):
         for raw in lines:
-            with suppress(json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError):
-                line = json.loads(raw)
+            with suppress(InvalidInput, *MALFORMED):
+                line = load_json(raw)
                 kind = line.get("type")
                 if kind == "team" and not layout.first_team:
                     layout.first_team = str(line["team"].get("name") or "")
@@ -169,7 +178,8 @@ def _survey(path: Path) -> _Layout:
                         _VISIBILITY.get(channel.get("type"), Visibility.PUBLIC),
                     )
                 elif kind in ("post", "direct_post"):
-                    layout.posts += 1 + len(line[kind].get("replies") or [])
+                    replies = line[kind].get("replies")
+                    layout.posts += 1 + (len(replies) if isinstance(replies, list) else 0)
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():

@@ -9,15 +9,17 @@ channel and sets its visibility; without one the channel is taken as private.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from teamlore.connectors import ImportItem
+from teamlore.connectors import ImportItem, import_item
 from teamlore.connectors.teams.graph import graph_event, tenant_of
 from teamlore.connectors.teams.normalize import Place, visibility_of
+from teamlore.domain import MessageEvent
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.untrusted import load_json
 
 _SNIFF_BYTES = 4096
 
@@ -33,7 +35,7 @@ def count_teams_messages(path: Path) -> int:
     for file in _message_files(path):
         try:
             total += sum(
-                1 + len(m.get("replies") or []) for m in _messages(_load(file)) if isinstance(m, dict)
+                1 + len(_replies(m)) for m in _messages(_load(file)) if isinstance(m, dict)
             )
         except ExportError:
             total += 1
@@ -53,16 +55,25 @@ def read_teams_export(path: Path, max_chars: int, workspace: str | None = None) 
             if not isinstance(message, dict):
                 yield ImportItem(where, error=InvalidInput("a message must be a JSON object"))
                 continue
-            items = [message, *(r for r in message.get("replies") or [] if isinstance(r, dict))]
-            for offset, item in enumerate(items):
+            for offset, item in enumerate([message, *_replies(message)]):
                 label = where if offset == 0 else f"{where} reply {offset}"
-                try:
-                    event = graph_event(item, _place(item, channels, workspace), max_chars)
-                except InvalidInput as exc:
-                    yield ImportItem(label, error=exc)
-                    continue
-                if event is not None:
-                    yield ImportItem(label, event=event)
+                built = import_item(label, partial(_event, item, channels, workspace, max_chars))
+                if built is not None:
+                    yield built
+
+
+def _replies(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    replies = message.get("replies")
+    return [r for r in replies if isinstance(r, dict)] if isinstance(replies, list) else []
+
+
+def _event(
+    message: Mapping[str, Any],
+    channels: Mapping[str, Mapping[str, Any]],
+    workspace: str | None,
+    max_chars: int,
+) -> MessageEvent | None:
+    return graph_event(message, _place(message, channels, workspace), max_chars)
 
 
 def _place(
@@ -118,7 +129,8 @@ def _channel_resources(path: Path) -> dict[str, dict[str, Any]]:
             data = _load(file)
         except ExportError:
             continue
-        for item in data.get("value") or [data]:
+        listed = data.get("value") if isinstance(data, dict) else None
+        for item in listed if isinstance(listed, list) else [data]:
             if isinstance(item, dict) and item.get("id"):
                 found[str(item["id"])] = item
     return found
@@ -126,10 +138,10 @@ def _channel_resources(path: Path) -> dict[str, dict[str, Any]]:
 
 def _load(file: Path) -> Any:
     try:
-        return json.loads(file.read_bytes())
+        return load_json(file.read_bytes())
     except OSError as exc:
         raise ExportError(f"cannot read {file.name}: {exc.strerror}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except InvalidInput as exc:
         raise ExportError(f"{file.name} is not valid JSON: {exc}") from exc
 
 
