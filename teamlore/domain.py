@@ -85,13 +85,18 @@ def check_identifier(value: str, what: str) -> str:
 
 # The one field of an event that may span lines; every other string is a single line.
 _MULTILINE = frozenset({"text"})
+# Names are read word by word (a person's name in a sentence): stored without surrounding
+# whitespace, so a name of spaces alone is no name ("").
+_NAMES = frozenset({"author_name", "channel_name"})
 
 
 def _refuse_unstorable(value: Any, field_name: str | None) -> Any:
     """Every string of an event passes ``untrusted.text_problem`` (surrogates, control characters)."""
-    if isinstance(value, str) and (problem := text_problem(value, multiline=field_name in _MULTILINE)):
+    if not isinstance(value, str):
+        return value
+    if problem := text_problem(value, multiline=field_name in _MULTILINE):
         raise ValueError(problem)
-    return value
+    return value.strip() if field_name in _NAMES else value
 
 
 class AttachmentKind(StrEnum):

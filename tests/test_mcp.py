@@ -30,6 +30,7 @@ from mcp_types import CallToolResult
 
 from teamlore.app import Teamlore
 from teamlore.capabilities.importing import import_items, open_source
+from teamlore.capabilities.limits import MAX_QUERY_CHARS
 from teamlore.config import Settings
 from teamlore.domain import Scope
 from teamlore.mcp_server.refusals import FORBIDDEN_CODE
@@ -248,6 +249,14 @@ def test_a_channel_outside_the_grant_is_forbidden_and_inside_it_is_answered(eng,
     for asked in ([LEAD], [ENG, LEAD], [PRODUCT]):
         text = refusal_text(eng.call(tool, **arguments(acme), channels=asked))
         assert "403 Forbidden" in text and asked[-1] in text
+
+
+@pytest.mark.parametrize(("tool", "argument"), [("search_facts", "query"), ("ask", "question")])
+def test_a_query_over_the_length_limit_is_a_tool_error_and_one_at_it_is_answered(eng, tool, argument):
+    at_limit = ("billing service owner " * 100)[:MAX_QUERY_CHARS]
+    text = refusal_text(eng.call(tool, **{argument: at_limit + "x"}, channels=[ENG]))
+    assert f"is {MAX_QUERY_CHARS + 1:,} characters; the limit is {MAX_QUERY_CHARS:,}" in text
+    assert eng.data(tool, **{argument: at_limit}, channels=[ENG])
 
 
 def test_a_page_resource_outside_the_grant_is_forbidden_and_inside_it_is_read(eng):

@@ -16,14 +16,12 @@ from typing import Protocol
 
 from teamlore.capabilities.facts import FactReader, Receipt, SearchMode
 from teamlore.capabilities.hits import FactView, Hit
+from teamlore.capabilities.limits import check_query
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput
 from teamlore.text import stems
 
 log = logging.getLogger(__name__)
-
-MAX_QUESTION_CHARS = 2_000
-
 
 @dataclass(frozen=True, slots=True)
 class Composed:
@@ -106,11 +104,7 @@ def ask(
     composer: Composer | None = None,
 ) -> Answer:
     """Answer ``question`` from the facts visible in ``scope`` at ``view``."""
-    question = (question or "").strip()
-    if not question:
-        raise InvalidInput("ask needs a question")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidInput(f"a question may be at most {MAX_QUESTION_CHARS} characters")
+    question = check_query(question, "the question")
     result = reader.search(question, scope, view, SearchMode.HYBRID, k=max(k * 2, 10))
     facts = relevant(question, result.hits)[:k]
     if not facts:

@@ -19,6 +19,7 @@ from enum import StrEnum
 from teamlore.capabilities.across_channels import newest_first
 from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
 from teamlore.capabilities.hits import FactView, Hit, MessageView
+from teamlore.capabilities.limits import MAX_K, check_query
 from teamlore.capabilities.message_reading import FetchMessages, Judged, MessageSide, fuse
 from teamlore.domain import Fact, ReadView, ResolvedView, Scope, Source
 from teamlore.embedding import Embedder
@@ -54,7 +55,6 @@ OVERFETCH = 3
 MIN_FETCH = 20
 GROWTH = 4
 MAX_FETCH = 20_000
-MAX_K = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +127,7 @@ class FactReader:
         k: int = 10,
     ) -> SearchResult:
         """Facts and the messages no visible fact covers, best first (see ``message_reading``)."""
-        if not query or not query.strip():
-            raise InvalidInput("search needs a query")
+        query = check_query(query)
         _check_k(k)
         resolved = (view or ReadView()).resolved(self._clock())
         mode = SearchMode(mode)

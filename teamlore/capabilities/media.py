@@ -7,6 +7,7 @@ message's files are gone (the store drops them with the message).
 
 from __future__ import annotations
 
+from teamlore.capabilities.limits import check_query
 from teamlore.domain import AttachmentKind, MediaReference, Scope
 from teamlore.errors import InvalidInput
 from teamlore.stores.protocols import MessageStore
@@ -23,7 +24,7 @@ def search_media_references(
 ) -> list[MediaReference]:
     """Attachments in ``scope`` whose name or mime type holds every word of ``query``, newest
     first; ``kind`` narrows to one coarse type (image, pdf, spreadsheet, ...)."""
-    words = query.split()
+    words = check_query(query, "the file-name query").split() if query.strip() else []
     chosen = _kind(kind)
     if not words and chosen is None:
         raise InvalidInput("give words to look for in file names, or a --kind, or both")
