@@ -29,12 +29,16 @@ class ImportSummary:
     superseded: int = 0
     pages_rewritten: int = 0
     extraction_fallbacks: int = 0  # messages the heuristic extractor took over from the model
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the first MAX_ERRORS_KEPT
+    on_skip: Callable[[str], None] | None = None  # told of every refusal as it happens
 
     def note_error(self, location: str, reason: str) -> None:
         self.skipped += 1
+        line = printable(f"{location}: {reason}")
+        if self.on_skip is not None:
+            self.on_skip(line)
         if len(self.errors) < MAX_ERRORS_KEPT:
-            self.errors.append(printable(f"{location}: {reason}"))
+            self.errors.append(line)
 
     def absorb(self, location: str, result: IngestResult) -> None:
         if result.outcome is Outcome.FAILED:
@@ -123,9 +127,12 @@ def _refuse_unreadable_zip(path: Path) -> None:
 
 
 def import_items(
-    items: Iterable[ImportItem], deps: PipelineDeps, progress: Callable[[int], None] | None = None
+    items: Iterable[ImportItem],
+    deps: PipelineDeps,
+    progress: Callable[[int], None] | None = None,
+    on_skip: Callable[[str], None] | None = None,
 ) -> ImportSummary:
-    summary = ImportSummary()
+    summary = ImportSummary(on_skip=on_skip)
     batch: list[ImportItem] = []
 
     def flush() -> None:

@@ -49,6 +49,7 @@ from teamlore.config import Settings
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
 from teamlore.timeutil import SENTINEL, iso
+from teamlore.untrusted import printable
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -97,8 +98,6 @@ def import_command(
     if lore.settings.redis_url:
         return _enqueue_import(lore, source.items, as_json)
     summary = _run_import(lore, source.items, source.total, f"importing {source.kind}")
-    for line in summary.errors:
-        err.print(f"skipped {line}", markup=False)
     if as_json:
         emit_json(
             {
@@ -131,7 +130,7 @@ def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
     for item in items:
         if item.error is not None:
             skipped += 1
-            err.print(f"skipped {item.location}: {item.error}", markup=False)
+            _print_skipped(f"{item.location}: {item.error}")
             continue
         batch.append(item.event)
         if len(batch) >= BATCH_SIZE:
@@ -158,11 +157,16 @@ def _run_import(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
 
 def _import_with_progress(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
     if total <= PROGRESS_THRESHOLD:
-        return import_items(items, lore.pipeline)
+        return import_items(items, lore.pipeline, on_skip=_print_skipped)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(label, total=total)
-        return import_items(items, lore.pipeline, lambda n: progress.advance(task, n))
+        return import_items(items, lore.pipeline, lambda n: progress.advance(task, n), _print_skipped)
+
+
+def _print_skipped(line: str) -> None:
+    """Each refused item, one line, as it is refused (not only the first ones a summary keeps)."""
+    err.print(f"skipped {printable(line)}", markup=False)
 
 
 def _print_summary(summary: ImportSummary) -> None:
