@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -18,6 +21,7 @@ import pytest
 from .test_cli import run
 from .test_connector_imports import dce_file, dce_message
 from .test_mattermost_export import JAN5_MS, write_jsonl
+from .test_production import Worker
 from .test_push import _body, _event, push  # noqa: F401  (the fixture)
 from .test_teams import graph_message
 
@@ -236,3 +240,70 @@ def test_a_hostile_push_is_a_4xx_in_the_error_shape_and_stores_nothing(push, bod
     assert push.counts() == (0, 0, 0)
     retry = push.send(_body(_event(1), _event(2, "The office lease ends in June.")), key="k2")
     assert retry.status_code == 200, retry.text
+
+
+class _Worker(Worker):
+    """test_production's worker process, on a Redis of the test's own."""
+
+    def __init__(self, data_dir: Path, log: Path, env: dict[str, str]) -> None:
+        self.log, self._out = log, log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+            env={**os.environ, **env},
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.wait_for("ready")
+
+
+# With Redis: the producer (here `teamlore import`) refuses a bad event before it is queued, the
+# rest reach the worker; a bad event that reaches the worker anyway (queued by an older producer,
+# or under a smaller TEAMLORE_MAX_MESSAGE_CHARS) is logged in one line and counted, never lost
+# silently, and the good events of its batch are stored.
+def test_with_redis_the_producer_refuses_before_queueing_and_the_worker_reports_what_it_refuses(tmp_path):
+    from teamlore.config import Settings
+    from teamlore.workers.celery_app import INGEST, make_celery
+
+    from .redis_server import OwnRedis
+
+    broker = OwnRedis(tmp_path / "redis", aof=False).start()
+    data_dir = tmp_path / "prod"
+    env = {
+        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_WIKI_WINDOW_S": "0",
+    }
+    worker = _Worker(data_dir, tmp_path / "worker.log", env)
+    try:
+        events = tmp_path / "events.jsonl"
+        lines = [
+            _line("q-1"),
+            _line("q-bad", text="caf\ud800e"),
+            _line("q-2", text="The lease ends in June."),
+        ]
+        events.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "teamlore.cli", "import", str(events)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            timeout=120,
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip() == (
+            "skipped events.jsonl:2: message q-bad: text: holds a lone surrogate (U+D800) at character 3"
+        )
+        assert "enqueued 2 event(s)" in done.stdout
+        raw = [_line("q-3", text="Dana owns the billing service."), _line("q-raw", text="a\x00b")]
+        app = make_celery(Settings(redis_url=broker.url, data_dir=data_dir, _env_file=None))
+        app.send_task("teamlore.ingest", args=[raw], queue=INGEST)
+        worker.wait_for("ingest refused event 2 of 2: message q-raw: text: holds a control character")
+        worker.wait_for("'refused': 1")
+        deadline = time.monotonic() + 60
+        while _stored(data_dir) != {"q-1", "q-2", "q-3"} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _stored(data_dir) == {"q-1", "q-2", "q-3"}
+    finally:
+        worker.stop()
+        broker.stop()
