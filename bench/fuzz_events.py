@@ -112,6 +112,10 @@ def fuzz_import(lines: list[Shape], folder: Path) -> tuple[str, bool]:
         "skipped = bad lines": summary.get("skipped") == len(bad),
         "every good event stored": stored == good,
     }
+    if not all(checks.values()):
+        (Path(tempfile.gettempdir()) / "teamlore-fuzz-import.stderr").write_text(
+            done.stderr
+        )  # kept for the post-mortem
     report = (
         f"events file: {len(lines):,} lines ({len(good):,} good, {len(bad):,} bad) through `teamlore import`"
         f" in {seconds:.0f} s: exit {done.returncode}; taken {summary.get('taken')}, skipped "
@@ -143,7 +147,7 @@ def fuzz_push(bodies: list[list[Shape]], folder: Path) -> tuple[str, bool]:
             response = http.post("/api/push", content=body, headers=headers)
             statuses[response.status_code] += 1
             expected = expected_push_status(items)
-            shape_ok = response.status_code == 200 or set(response.json()) == {"error", "status"}
+            shape_ok = response.status_code == 200 or _error_shaped(response)
             if response.status_code != expected or not shape_ok:
                 wrong.append(
                     f"body {number}: {response.status_code} (expected {expected}): {response.text[:120]}"
@@ -179,6 +183,13 @@ def fuzz_push(bodies: list[list[Shape]], folder: Path) -> tuple[str, bool]:
     for line in wrong[:5]:
         report += f"\n  {line}"
     return _with_checks(report, checks)
+
+
+def _error_shaped(response: httpx.Response) -> bool:
+    try:
+        return set(response.json()) == {"error", "status"}
+    except ValueError:  # a plain-text 500
+        return False
 
 
 def _with_checks(report: str, checks: dict[str, bool]) -> tuple[str, bool]:
