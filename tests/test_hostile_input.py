@@ -94,6 +94,20 @@ def test_import_refuses_each_hostile_line_with_one_line_and_takes_the_rest(tmp_p
     assert _stored(tmp_path / "store") == {"good-1", "good-2"}
 
 
+def test_a_refusal_is_printed_as_written_even_at_line_1234(tmp_path):
+    # Found by bench/fuzz_events.py: the console read ":1234:" as an emoji code and printed a 🔢.
+    events = tmp_path / "events.jsonl"
+    events.write_text(
+        json.dumps(_line("good-1")) + "\n" * 1233 + json.dumps(_line(":smile:", kind="x")) + "\n"
+    )
+    done = run("import", str(events), data_dir=tmp_path / "store")
+    assert done.returncode == 2
+    assert _skipped(done.stderr) == [
+        "skipped events.jsonl:1234: message :smile:: kind: must be one of 'message.created', "
+        "'message.edited' or 'message.deleted'"
+    ]
+
+
 def test_a_time_at_the_edges_of_the_range_is_taken(tmp_path):
     events = tmp_path / "events.jsonl"
     edges = [_line("first", ts="1970-01-01T00:00:00Z"), _line("last", ts="9999-12-30T23:59:59Z")]
@@ -318,9 +332,7 @@ def test_with_redis_the_producer_refuses_before_queueing_and_the_worker_reports_
 @pytest.mark.xfail(strict=True, reason="extraction uses the author name as a regex template")
 def test_an_author_name_with_a_backslash_is_stored(tmp_path):
     events = tmp_path / "events.jsonl"
-    events.write_text(
-        json.dumps(_line("m-backslash", author_name="dana\\")) + "\n"
-    )
+    events.write_text(json.dumps(_line("m-backslash", author_name="dana\\")) + "\n")
     done = run("import", str(events), data_dir=tmp_path / "store")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert _stored(tmp_path / "store") == {"m-backslash"}

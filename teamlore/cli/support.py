@@ -16,8 +16,10 @@ from teamlore.config import Settings
 from teamlore.errors import InvalidInput
 from teamlore.timeutil import parse_time
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Printed text is data (messages, names, "file:1234: ..."): no markup, no ":code:" emoji, no colours
+# guessed from its content.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Overrides TEAMLORE_DATA_DIR.")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
