@@ -129,14 +129,15 @@ CHANGE_CUE = re.compile(
     re.I,
 )
 CORRECTION_CUE = re.compile(
-    r"\b(scratch that|correction|correcting|i meant|meant to say|sorry|my mistake|my bad|i stand corrected|"
-    r"typo|wrong|misread|mis-?typed|misspoke|fat-?fingered|not right|that was wrong|actually|oops|erratum|"
-    r"wait no|ignore that|correção|corrección|quise decir|me suis trompé|trompé|"
-    r"ignore (?:that|my last)|i was wrong|mea culpa|"
-    r"korrektur|falsch|tippfehler|eigentlich|"
-    r"pardon|erreur|je voulais dire|en fait|"
-    r"perdón|perdon|me equivoqué|corrijo|en realidad|"
-    r"desculpa|errei|na verdade|corrigindo)\b",
+    r"\b(scratch that|correction|correcting|i meant|meant to say|my mistake|my bad|i stand corrected|"
+    r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|"
+    r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|"
+    r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
+    r"me equivoqué|corrijo|errei|corrigindo)\b"
+    # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
+    # not in passing ("I actually went there").
+    r"|^\W*(?:actually|sorry|oops|wait,? no|pardon|wrong|en fait|eigentlich|falsch|perdón|perdon|"
+    r"en realidad|desculpa|na verdade)\b",
     re.I,
 )
 # Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").

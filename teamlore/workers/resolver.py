@@ -59,9 +59,13 @@ CONTEST_WINDOW = timedelta(hours=1)
 # with a change cue (the newer may leave words out: "launch pushed to the 24th"), to be a repeat,
 # with a correction (said right after, leaning on what it corrects).
 IMPLICIT_COVER = 0.6
-CUE_COVER = 0.25
+CUE_COVER = 0.5
+# A change with no cue at all needs the whole subject on both sides: chat restates many-valued
+# things in near words ("I went to the pottery class" / "... the support group"), and a change
+# read into them hides what was said (LoCoMo, docs/benchmarks.md).
+IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
-CORRECTION_COVER = 0.2
+CORRECTION_COVER = 0.5
 PARSE_CACHE_SIZE = 50_000
 # A correction leans on what it corrects ("typo, it's v3.4.2") and comes soon after it.
 CORRECTION_WINDOW = timedelta(days=2)
@@ -265,7 +269,7 @@ class HeuristicResolver:
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
-        if p.cover_a >= IMPLICIT_COVER and p.cover_b >= IMPLICIT_COVER:
+        if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
             if p.swapped or p.added:
                 return Judgement(Resolution.CONTESTED, "a value changed, but each names something else", 0.4)
             if gap < CONTEST_WINDOW:
