@@ -163,6 +163,8 @@ def test_an_event_past_the_hard_time_limit_is_delivered_again_not_acknowledged_t
     try:
         letters = DeadLetters(client)
         _wait_until(lambda: letters.summary()[0] == 1)
+        # Nothing left to deliver (a requeue racing the dead-lettering is consumed, not kept).
+        _wait_until(lambda: client.llen(INGEST) == 0)
         assert worker.log.read_text().count("Hard time limit (2.0s) exceeded") == 2  # killed twice
     finally:
         worker.stop()
@@ -191,7 +193,7 @@ def test_an_event_the_worker_refuses_goes_to_the_dead_letter_list_once_and_the_r
         tasks._lore.cache_clear()
         tasks._dead_letters.cache_clear()
     [letter] = DeadLetters(client).entries()  # kept once, however often it was delivered
-    assert letter.events == [refused] and letter.reason.startswith("refused: kind:")
+    assert letter.events == [refused] and letter.reason.startswith("refused: ") and "kind:" in letter.reason
     assert _stored(tmp_path) == {"fine"}
     assert not client.keys("teamlore:deliveries:*")  # done batches leave no count behind
 
