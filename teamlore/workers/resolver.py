@@ -55,9 +55,10 @@ class Resolver(Protocol):
 # Two different values for the same slot stated this close together, with no cue saying one
 # replaces the other, are two people disagreeing, not a change: a reviewer decides.
 CONTEST_WINDOW = timedelta(hours=1)
-# How much of each statement's subject the other must name: without a cue (an implicit update),
-# with a change cue (the newer may leave words out: "launch pushed to the 24th"), to be a repeat,
-# with a correction (said right after, leaning on what it corrects).
+# How much of each statement's subject the other must name: to be about the same thing at all
+# (a repeat, a lean newer statement, what the model judge may see), with a change cue (the newer
+# may leave words out: "launch pushed to the 24th"), to be a repeat, with a correction, a negation
+# or a named old value (said right after, leaning on what it corrects).
 IMPLICIT_COVER = 0.6
 CUE_COVER = 0.5
 # A change with no cue at all needs the whole subject on both sides: chat restates many-valued
