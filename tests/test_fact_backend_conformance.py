@@ -155,6 +155,17 @@ def test_semantic_scores_are_cosine(store, write, embedder):
     assert hit.score == pytest.approx(expected, abs=1e-4)
 
 
+def test_a_floor_drops_what_is_found_by_meaning_below_it_and_keeps_what_is_above(store, write, embedder):
+    fact = write(_fact("The billing service runs on Kubernetes.", "f_k8s"))
+    vector = embedder.embed_query("where does billing run")
+    cosine = float(embedder.embed_passages([fact.statement])[0] @ vector)
+    assert _ids(store._semantic(vector, C1, _view(), 5, cosine - 1e-3)) == ["f_k8s"]  # control
+    assert store._semantic(vector, C1, _view(), 5, cosine + 1e-3) == []
+    # Hybrid: a word the fact does not hold, so only the vector half could find it.
+    assert _ids(store._hybrid("orchestration", vector, C1, _view(), 5, cosine - 1e-3)) == ["f_k8s"]
+    assert store._hybrid("orchestration", vector, C1, _view(), 5, cosine + 1e-3) == []
+
+
 def test_the_time_predicate_is_compiled_into_every_read(store, write, embedder):
     old = write(_fact("The Atlas launch is on March 3.", "f_old", valid_from=T0))
     march17 = T0 + timedelta(days=30)

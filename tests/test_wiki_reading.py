@@ -179,6 +179,31 @@ def test_as_of_search_shows_statuses_as_they_were_then_with_iso_dates(site, page
     expect(page.locator(".statement .badge")).to_have_text("superseded")
 
 
+def test_nonsense_says_nothing_found_and_a_real_question_finds_results(site, page):
+    page.goto(site["base"] + "/wiki/search")
+    page.get_by_label("What are you looking for?").fill("xyzzy plugh")
+    page.get_by_role("main").get_by_role("button", name="Search").click()
+    expect(page.get_by_role("status")).to_contain_text("Nothing found in #eng, #ops, #product")
+    expect(page.locator("ol.results > li")).to_have_count(0)
+    page.get_by_label("What are you looking for?").fill("who owns the billing service")  # control
+    page.get_by_role("main").get_by_role("button", name="Search").click()
+    expect(page.locator("ol.results > li").first).to_contain_text("billing")
+    expect(page.locator(".nothing-found")).to_have_count(0)
+
+
+def test_nothing_in_the_channel_asked_points_to_the_channel_that_has_it(site, page):
+    page.goto(site["base"] + "/wiki/search")
+    page.get_by_label("What are you looking for?").fill("who has the pager")
+    page.get_by_label("Channel").select_option(label="#product")
+    page.get_by_role("main").get_by_role("button", name="Search").click()
+    expect(page.get_by_role("status")).to_contain_text("Nothing found in #product")
+    elsewhere = page.locator(".elsewhere").get_by_role("link").filter(has_text="#eng")
+    expect(elsewhere).to_have_count(1)
+    elsewhere.click()  # control: the channel it points to has the results
+    expect(page.locator("ol.results > li").first).to_contain_text("pager")
+    expect(page.locator(".nothing-found")).to_have_count(0)
+
+
 def test_a_page_as_of_a_future_date_is_not_called_the_past(site, page):
     page.goto(f"{site['base']}{ATLAS}?as_of=2099-01-01")
     expect(page.get_by_role("main")).not_to_contain_text("You are looking at the past")

@@ -161,27 +161,33 @@ class DoubleCollection:
         scored = self._bm25_scores(query, query_properties or ["statement"], self._matching(filters))
         return _Result([_copy(o, False, score=s) for o, s in scored[:limit]])
 
-    def _near_vector(self, near_vector, *, target_vector=None, filters=None, limit=None, **_: Any):
-        self._record("near_vector", target_vector=target_vector, filters=filters, limit=limit)
-        ranked = self._by_distance(near_vector, target_vector, self._matching(filters))
+    def _near_vector(
+        self, near_vector, *, distance=None, target_vector=None, filters=None, limit=None, **_: Any
+    ):
+        self._record(
+            "near_vector", target_vector=target_vector, filters=filters, limit=limit, distance=distance
+        )
+        ranked = self._by_distance(near_vector, target_vector, self._matching(filters), distance)
         return _Result([_copy(o, False, distance=d) for o, d in ranked[:limit]])
 
     def _hybrid(self, query, *, vector=None, target_vector=None, alpha=0.75, fusion_type=None,
-                query_properties=None, filters=None, limit=None, **_: Any):  # fmt: skip
+                query_properties=None, filters=None, limit=None, max_vector_distance=None,
+                **_: Any):  # fmt: skip
         self._record(
-            "hybrid", query=query, alpha=alpha, fusion_type=fusion_type, filters=filters, limit=limit
+            "hybrid", query=query, alpha=alpha, fusion_type=fusion_type, filters=filters, limit=limit,
+            max_vector_distance=max_vector_distance,
         )
         rows = self._matching(filters)
         fused: dict[uuid_module.UUID, float] = {}
         keyword = [o for o, _ in self._bm25_scores(query, query_properties or ["statement"], rows)]
-        semantic = [o for o, _ in self._by_distance(vector, target_vector, rows)]
+        semantic = [o for o, _ in self._by_distance(vector, target_vector, rows, max_vector_distance)]
         for weight, ranked in ((1 - alpha, keyword), (alpha, semantic)):
             for rank, obj in enumerate(ranked):
                 fused[obj.uuid] = fused.get(obj.uuid, 0.0) + weight / (60 + rank + 1)
         order = sorted(fused, key=lambda u: (-fused[u], str(u)))[:limit]
         return _Result([_copy(self.objects[u], False, score=fused[u]) for u in order])
 
-    def _by_distance(self, vector, target, rows):
+    def _by_distance(self, vector, target, rows, farthest=None):
         query = np.asarray(vector, np.float32)
         out = []
         for obj in rows:
@@ -190,7 +196,8 @@ class DoubleCollection:
                 continue  # no vector: not in the vector index
             v = np.asarray(stored, np.float32)
             cosine = float(v @ query / (np.linalg.norm(v) * np.linalg.norm(query)))
-            out.append((obj, 1.0 - cosine))
+            if farthest is None or 1.0 - cosine <= farthest:
+                out.append((obj, 1.0 - cosine))
         return sorted(out, key=lambda pair: (pair[1], str(pair[0].uuid)))
 
     def _bm25_scores(self, query, properties, rows, k1=1.2, b=0.75):

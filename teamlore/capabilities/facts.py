@@ -21,6 +21,7 @@ from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
 from teamlore.capabilities.hits import FactView, Hit, MessageView
 from teamlore.capabilities.limits import MAX_K, check_query
 from teamlore.capabilities.message_reading import FetchMessages, Judged, MessageSide, fuse
+from teamlore.capabilities.relevance import RelevanceFloor
 from teamlore.domain import Fact, ReadView, ResolvedView, Scope, Source
 from teamlore.embedding import Embedder
 from teamlore.errors import InvalidInput
@@ -111,6 +112,7 @@ class FactReader:
         self._messages = messages
         self._audit = audit
         self._embedder = embedder
+        self._floor = None if embedder is None else RelevanceFloor(embedder)
         self._clock = clock
         # None: facts only (a reader of a store with no message index).
         self._message_side = None if index is None else MessageSide(index, messages, backend)
@@ -200,16 +202,19 @@ class FactReader:
             if self._embedder is None:
                 raise InvalidInput(f"{mode} search needs an embedder; use --mode keyword")
             vector = self._embedder.embed_query(query)
+        # One floor for both halves and every backend: what is found only by meaning must be
+        # closer to the query than ordinary chat is (``relevance``).
+        floor = -1.0 if vector is None or self._floor is None else self._floor.of(vector)
         messages = (
             None
             if self._message_side is None
-            else self._message_side.fetcher(mode.value, query, vector, scope, view, self._clock())
+            else self._message_side.fetcher(mode.value, query, vector, floor, scope, view, self._clock())
         )
         if vector is None:
             return (lambda n: self._backend._keyword(query, scope, view, n)), messages
         if mode is SearchMode.SEMANTIC:
-            return (lambda n: self._backend._semantic(vector, scope, view, n)), messages
-        return (lambda n: self._backend._hybrid(query, vector, scope, view, n)), messages
+            return (lambda n: self._backend._semantic(vector, scope, view, n, floor)), messages
+        return (lambda n: self._backend._hybrid(query, vector, scope, view, n, floor)), messages
 
     def _serve_search(
         self,

@@ -3,6 +3,7 @@ they are (``kind``), what they say (``text``) and which messages they cite (``so
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,6 +22,8 @@ class FactView:
     # A read across channels found a newer fact in another channel that replaces this one
     # (``across_channels``): shown first, and this one flagged with it.
     newer_elsewhere: Fact | None = None
+    # A question: the answer to it found by the same read, ranked just above it (``answers_first``).
+    answer: Hit | None = None
 
     @property
     def kind(self) -> str:
@@ -66,6 +69,7 @@ class MessageView:
     message: MessageVersion
     source: Source
     score: float = 0.0
+    answer: Hit | None = None  # as ``FactView.answer``
 
     kind = "message"
 
@@ -91,10 +95,12 @@ class MessageView:
 
     @property
     def is_question(self) -> bool:
-        return self.message.text.rstrip().endswith("?")
+        """It asks something: a sentence ends with a question mark (not one inside a link)."""
+        return _ASKS.search(self.message.text) is not None
 
 
 Hit = FactView | MessageView
+_ASKS = re.compile(r"[?？](?:\s|$)")
 
 
 def message_key(channel: str, message_id: str) -> str:

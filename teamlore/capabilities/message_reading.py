@@ -36,6 +36,11 @@ MAX_HOPS = 8
 # near-ties (a fact matching on its own too outranks the bare message). A fact citing no message
 # (a reviewer's) has only its own match, at full weight.
 FACT_WEIGHT = 0.05
+# A question someone asked matches a question about it best, but what answers it is usually said
+# next: a question's score is weighed down (0.8; measured on the LoCoMo tuning split, where 0.4
+# costs recall: docs/benchmarks.md). Where its answer is found too, the question goes right behind
+# it (``answers_first``).
+QUESTION_WEIGHT = 0.8
 
 FetchMessages = Callable[[int], list[RawMessageHit]]
 # The fact reader's judgement of fact ids under a view: the view of each fact that may be shown,
@@ -70,6 +75,7 @@ class MessageSide:
         mode: str,
         query: str,
         vector: np.ndarray | None,
+        floor: float,
         scope: Scope,
         view: ResolvedView,
         now: datetime,
@@ -80,8 +86,8 @@ class MessageSide:
             return lambda n: self._index._keyword(query, scope, view, n, periods)
         assert vector is not None
         if mode == "semantic":
-            return lambda n: self._index._semantic(vector, scope, view, n, periods)
-        return lambda n: self._index._hybrid(query, vector, scope, view, n, periods)
+            return lambda n: self._index._semantic(vector, scope, view, n, periods, floor)
+        return lambda n: self._index._hybrid(query, vector, scope, view, n, periods, floor)
 
     def gate(
         self, raw: list[RawMessageHit], scope: Scope, view: ResolvedView, counter: WithheldCounter
@@ -187,18 +193,40 @@ def fuse(query: str, fact_hits: Sequence[FactView], found: Sequence[Found]) -> l
     asked = stems(query)
     from_messages: dict[str, float] = {}
     items: dict[str, Hit] = {hit.key: hit for hit in fact_hits}
+    replying: dict[str, set[tuple[str, str]]] = {}  # result key -> (channel, thread) of replies it stands for
     for entry in found:
         chosen = choose(entry.stand_ins, own, asked)
         score = _scaled(entry.message.score, message_top)
+        said = entry.message.message
         for hit in chosen:
             from_messages[hit.key] = max(from_messages.get(hit.key, 0.0), score)
             items.setdefault(hit.key, hit)
+            if said.thread_id is not None and said.thread_id != said.message_id:
+                replying.setdefault(hit.key, set()).add((said.channel, said.thread_id))
     fused = {
-        key: from_messages.get(key, 0.0) + own.get(key, 0.0) * (FACT_WEIGHT if _cites(hit) else 1.0)
+        key: (from_messages.get(key, 0.0) + own.get(key, 0.0) * (FACT_WEIGHT if _cites(hit) else 1.0))
+        * (QUESTION_WEIGHT if hit.is_question else 1.0)
         for key, hit in items.items()
     }
     order = sorted(fused, key=lambda key: (-fused[key], key))
-    return [replace(items[key], score=fused[key]) for key in order]
+    return answers_first([replace(items[key], score=fused[key]) for key in order], replying)
+
+
+def answers_first(ranked: Sequence[Hit], replying: dict[str, set[tuple[str, str]]]) -> list[Hit]:
+    """Each question that an answer in the same results replies to (in the question's thread)
+    moved just behind the best-ranked such answer, and shown with it."""
+    out = list(ranked)
+    for question in [hit for hit in ranked if hit.is_question]:
+        opened = {(question.channel, source.message_id) for source in question.sources}
+        answer = next((h for h in out if not h.is_question and replying.get(h.key, set()) & opened), None)
+        if answer is None:
+            continue
+        at = next(i for i, h in enumerate(out) if h.key == question.key)
+        del out[at]
+        after = out.index(answer) + 1
+        moved = replace(question, answer=answer, score=min(question.score, answer.score))
+        out.insert(max(at, after), moved)
+    return out
 
 
 def choose(stand_ins: Sequence[Hit], matched: Collection[str], asked: set[str]) -> list[Hit]:

@@ -64,9 +64,15 @@ def fact_view_json(view: FactView) -> dict[str, Any]:
         **fact_json(view.fact),
         "past_due": view.past_due,
         "newer_elsewhere": None if view.newer_elsewhere is None else _elsewhere(view.newer_elsewhere),
+        "answer": _answer(view.answer),
         "score": round(view.score, 6),
         "sources": [source_json(s) for s in view.sources],
     }
+
+
+def _answer(hit: Hit | None) -> dict[str, Any] | None:
+    """The answer a question result is shown with: what it is, its key and text."""
+    return None if hit is None else {"kind": hit.kind, "key": hit.key, "text": hit.text}
 
 
 def _elsewhere(fact: Fact) -> dict[str, Any]:
@@ -94,6 +100,7 @@ def message_view_json(view: MessageView) -> dict[str, Any]:
         "version": message.version,
         "recorded_from": iso(message.recorded_from),
         "recorded_to": _bound(message.recorded_to),
+        "answer": _answer(view.answer),
         "score": round(view.score, 6),
         "sources": [source_json(view.source)],
     }

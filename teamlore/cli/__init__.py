@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from teamlore.app import Teamlore
 from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode, SearchResult
-from teamlore.capabilities.hits import FactView, MessageView
+from teamlore.capabilities.hits import FactView, Hit, MessageView
 from teamlore.capabilities.importing import BATCH_SIZE, ImportSummary, import_items, open_source
 from teamlore.cli import (
     asking,
@@ -206,11 +206,13 @@ def search(
     if as_json:
         emit_json(views.search_json(result))
     else:
-        _print_result(result)
+        _print_result(result, scope)
     return 0
 
 
-def _print_result(result: SearchResult) -> None:
+def _print_result(result: SearchResult, scope: Scope) -> None:
+    if not result.hits:
+        out.print(f"Nothing found in {', '.join('#' + c for c in sorted(scope.channels))}.", markup=False)
     for rank, hit in enumerate(result.hits, start=1):
         if isinstance(hit, MessageView):
             _print_message(rank, hit)
@@ -244,6 +246,7 @@ def _print_fact(rank: int, hit: FactView) -> None:
             f"   older than #{newer.channel}, which says since {iso(newer.valid_from)}: {newer.statement}",
             markup=False,
         )
+    _print_answer(hit)
 
 
 def _print_message(rank: int, hit: MessageView) -> None:
@@ -254,6 +257,12 @@ def _print_message(rank: int, hit: MessageView) -> None:
         markup=False,
         style="dim",
     )
+    _print_answer(hit)
+
+
+def _print_answer(hit: Hit) -> None:
+    if hit.answer is not None:
+        out.print(f"   answered (above): {hit.answer.text}", markup=False)
 
 
 @facts_app.command("show")

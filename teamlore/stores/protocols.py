@@ -110,10 +110,19 @@ class FactBackend(Protocol):
 
     def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
 
-    def _semantic(self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
+    # ``floor``: the least cosine a row found by meaning needs (``capabilities.relevance``).
+    def _semantic(
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
+    ) -> list[RawHit]: ...
 
     def _hybrid(
-        self, text: str, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+        self,
+        text: str,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        floor: float = -1.0,
     ) -> list[RawHit]: ...
 
     def _list(self, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]: ...
@@ -161,7 +170,13 @@ class MessageIndex(Protocol):
     ) -> list[RawMessageHit]: ...
 
     def _semantic(
-        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period] = ()
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        periods: Sequence[Period] = (),
+        floor: float = -1.0,
     ) -> list[RawMessageHit]: ...
 
     def _hybrid(
@@ -172,6 +187,7 @@ class MessageIndex(Protocol):
         view: ResolvedView,
         limit: int,
         periods: Sequence[Period] = (),
+        floor: float = -1.0,
     ) -> list[RawMessageHit]: ...
 
     def put(self, message: Message, text: str, at: datetime, embedding_key: str | None) -> bool: ...

@@ -4,6 +4,7 @@ the API. Works without JavaScript; every change is a POST form with a CSRF token
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -191,19 +192,27 @@ def search(
     lore = lore_of(request)
     result = None
     when_ = asked_day(as_of, "the as-of date")
+    readable = lore.access.scope(who.grant, None, None)
+    elsewhere: list[tuple[str, int]] = []
     if q.strip():
         result = lore.reader.search(q, who.read_scope, ReadView(when_), mode, 20)
+        others = readable.channels - who.read_scope.channels
+        if not result.hits and others:
+            # Nothing here: say where the reader's other channels have something.
+            wider = lore.reader.search(q, Scope(readable.workspace, others), ReadView(when_), mode, 20)
+            elsewhere = Counter(hit.channel for hit in wider.hits).most_common()
     selected = request.query_params.getlist("channel")
-    all_channels = channels_in(lore.stores.messages, lore.access.scope(who.grant, None, None))
+    all_channels = channels_in(lore.stores.messages, readable)
     context = {
         "q": q,
         "mode": mode.value,
         "as_of": as_of or "",
         "as_of_moment": when_,
         "result": result,
+        "elsewhere": elsewhere,
         "channels": all_channels,
         "selected": selected[0] if len(selected) == 1 else "",
-        "names": _names(lore, who.read_scope),
+        "names": _names(lore, readable),
     }
     return render(request, "search.html", context, who)
 

@@ -23,6 +23,10 @@ GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
 # How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
 WINDOW = 2
 SPREAD = 0.5
+# The share of it the second neighbour on a side gets, beside the first (LoCoMo tuning split,
+# docs/benchmarks.md; weighing what is said after a match apart from what is said before it
+# gained nothing there).
+FAR = 0.6
 # Hybrid: the share of the keyword score in the blend (the vector half gets the rest).
 KEYWORD_SHARE = 0.6
 # Cosines within this of the best still count when the scope's median is higher (a tiny scope).
@@ -39,6 +43,7 @@ class Scores:
     keyword: dict[int, float] | None  # version row id -> bm25 (higher is better); None: not asked
     vector: np.ndarray | None  # the query's vector; None: not asked
     periods: tuple[tuple[int, int], ...] = ()  # [start, end) in microseconds the question names
+    floor: float = -1.0  # the least cosine a message found by meaning needs (``capabilities.relevance``)
 
 
 class Conversations(VectorIndex):
@@ -136,7 +141,7 @@ class Conversations(VectorIndex):
                     KEYWORD_SHARE if scores.vector is not None else 1.0
                 )
             if scores.vector is not None:
-                blend += self._vector_part(scores.vector, visible, slots) * (
+                blend += self._vector_part(scores.vector, scores.floor, visible, slots) * (
                     1 - KEYWORD_SHARE if scores.keyword is not None else 1.0
                 )
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
@@ -163,9 +168,9 @@ class Conversations(VectorIndex):
         top = part.max(initial=0.0)
         return part / top if top > 0 else part
 
-    def _vector_part(self, vector: np.ndarray, visible: np.ndarray, slots: int) -> np.ndarray:
+    def _vector_part(self, vector: np.ndarray, least: float, visible: np.ndarray, slots: int) -> np.ndarray:
         """Cosine above the scope's median, scaled so the best is 1: what is merely typical of
-        the channel's chat scores nothing."""
+        the channel's chat scores nothing, and neither does a cosine below ``least``."""
         part = np.zeros(slots)
         held = visible[self._row[visible] >= 0]
         if held.size == 0:
@@ -174,7 +179,8 @@ class Conversations(VectorIndex):
         top = float(cosines.max())
         # The floor stays below the best, so even a channel of one message can be found by meaning.
         floor = min(float(np.median(cosines)), top - MIN_SPAN)
-        part[self._row_slot[held]] = np.clip((cosines - floor) / (top - floor), 0.0, None)
+        scaled = np.clip((cosines - floor) / (top - floor), 0.0, None)
+        part[self._row_slot[held]] = np.where(cosines >= least, scaled, 0.0)
         return part
 
     def _posted_in(self, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
@@ -186,8 +192,9 @@ class Conversations(VectorIndex):
     def _spread(self, blend: np.ndarray) -> np.ndarray:
         links = self._neighbours()
         spread = blend.copy()
-        for neighbour in links:
-            spread += SPREAD * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
+        for step, neighbour in enumerate(links):
+            weight = SPREAD * (FAR if step % WINDOW else 1.0)  # steps: WINDOW before, then WINDOW after
+            spread += weight * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
         return spread
 
 

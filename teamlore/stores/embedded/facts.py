@@ -121,19 +121,27 @@ class EmbeddedFactBackend:
         )
         return [RawHit(_row_to_fact(r), float(r["score"])) for r in rows]
 
-    def _semantic(self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
+    def _semantic(
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
+    ) -> list[RawHit]:
         self._index.refresh(self._db.conn)
-        ranked = self._index.search(vector, scope, view, limit)
+        ranked = self._index.search(vector, scope, view, limit, floor)
         if not ranked:
             return []
         by_vid = {r[0]: r for r in self._rows_by_vid([vid for vid, _ in ranked])}
         return [RawHit(_row_to_fact(by_vid[vid]), score) for vid, score in ranked if vid in by_vid]
 
     def _hybrid(
-        self, text: str, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+        self,
+        text: str,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        floor: float = -1.0,
     ) -> list[RawHit]:
         keyword = self._keyword(text, scope, view, limit)
-        semantic = self._semantic(vector, scope, view, limit)
+        semantic = self._semantic(vector, scope, view, limit, floor)
         fused: dict[str, float] = {}
         facts: dict[str, Fact] = {}
         for hits in (keyword, semantic):

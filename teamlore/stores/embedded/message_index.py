@@ -68,9 +68,15 @@ class EmbeddedMessageIndex:
         )
 
     def _semantic(
-        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period] = ()
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        periods: Sequence[Period] = (),
+        floor: float = -1.0,
     ) -> list[RawMessageHit]:
-        return self._ranked(scope, view, Scores(None, vector, _micros(periods)), limit)
+        return self._ranked(scope, view, Scores(None, vector, _micros(periods), floor), limit)
 
     def _hybrid(
         self,
@@ -80,9 +86,10 @@ class EmbeddedMessageIndex:
         view: ResolvedView,
         limit: int,
         periods: Sequence[Period] = (),
+        floor: float = -1.0,
     ) -> list[RawMessageHit]:
         keyword = self._matches(text, scope, view)
-        return self._ranked(scope, view, Scores(keyword, vector, _micros(periods)), limit)
+        return self._ranked(scope, view, Scores(keyword, vector, _micros(periods), floor), limit)
 
     def _matches(self, text: str, scope: Scope, view: ResolvedView) -> dict[int, float]:
         match = fts_query(text, scope.channels)

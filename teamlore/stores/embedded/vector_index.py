@@ -136,9 +136,10 @@ class VectorIndex:
             self._keys[key] = base + offset
 
     def search(
-        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
     ) -> list[tuple[int, float]]:
-        """(version row id, cosine) of the best rows inside the scope and the view."""
+        """(version row id, cosine) of the best rows inside the scope and the view, none below
+        ``floor`` (``capabilities.relevance``)."""
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
@@ -146,6 +147,8 @@ class VectorIndex:
             if candidates.size == 0:
                 return []
             scores = self._cosines(vector, candidates)
+            close = scores >= floor
+            candidates, scores = candidates[close], scores[close]
             if candidates.size > limit:
                 top = np.argpartition(-scores, limit - 1)[:limit]
             else:

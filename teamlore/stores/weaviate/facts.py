@@ -85,10 +85,13 @@ class WeaviateFactBackend:
             )
         return [RawHit(to_fact(o.properties), float(o.metadata.score or 0.0)) for o in found.objects]
 
-    def _semantic(self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
+    def _semantic(
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
+    ) -> list[RawHit]:
         with translated("vector search"):
             found = self._c.query.near_vector(
                 _floats(vector),
+                distance=_farthest(floor),
                 target_vector=VECTOR,
                 filters=filters.compile_filters(scope, view),
                 limit=self._cap(limit),
@@ -98,11 +101,17 @@ class WeaviateFactBackend:
         return [RawHit(to_fact(o.properties), 1.0 - float(o.metadata.distance)) for o in found.objects]
 
     def _hybrid(
-        self, text: str, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int
+        self,
+        text: str,
+        vector: np.ndarray,
+        scope: Scope,
+        view: ResolvedView,
+        limit: int,
+        floor: float = -1.0,
     ) -> list[RawHit]:
         query = keyword_text(text)
         if query is None:  # nothing to match by keyword: rank fusion of the vector list alone
-            ranked = self._semantic(vector, scope, view, limit)
+            ranked = self._semantic(vector, scope, view, limit, floor)
             return [RawHit(h.fact, 1.0 / (RRF_K + rank + 1)) for rank, h in enumerate(ranked)]
         with translated("hybrid search"):
             found = self._c.query.hybrid(
@@ -110,6 +119,7 @@ class WeaviateFactBackend:
                 vector=_floats(vector),
                 target_vector=VECTOR,
                 alpha=self._alpha,
+                max_vector_distance=_farthest(floor),
                 # Rank fusion, as the embedded store fuses (at alpha 0.5 the same order).
                 fusion_type=HybridFusion.RANKED,
                 query_properties=KEYWORD_PROPERTIES,
@@ -384,3 +394,8 @@ class WeaviateFactBackend:
 
 def _floats(vector: np.ndarray) -> list[float]:
     return np.asarray(vector, dtype=np.float32).astype(float).tolist()
+
+
+def _farthest(floor: float) -> float | None:
+    """The cosine distance (1 - cosine) matching a least cosine; None: no floor."""
+    return None if floor <= -1.0 else 1.0 - floor
