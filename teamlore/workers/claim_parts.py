@@ -326,6 +326,39 @@ def read(text: str) -> Parts:
     )
 
 
+# What a value is replaced by in the masked statement: the kind, worded as chat would say it.
+_KIND_WORDS = {
+    "date": "a date",
+    "time": "a time",
+    "money": "an amount",
+    "number": "a number",
+    "identifier": "an id",
+    "status": "a status",
+    "person": "someone",
+    "name": "something",
+}
+
+
+def masked(text: str) -> str:
+    """The statement with each value replaced by its kind ("The release date is May 5." -> "The
+    release date is a date"): what it is about, to compare by meaning. It depends on the statement
+    alone (names are the words it capitalises), so a statement's masked form is embedded once."""
+    parts = read(text)
+    out: list[str] = []
+    after_value = False
+    for position, token in enumerate(tokens(parts.text)):
+        low = token.lower()
+        kind = value_kind(low, frozenset())
+        if kind is None and position > 0 and low in parts.capitalised:
+            kind = ("name", low)
+        if kind is None:
+            out.append(token)
+        elif not after_value:  # "May 5", "Atlas 2.0": one value
+            out.append(_KIND_WORDS[kind[0]])
+        after_value = kind is not None
+    return " ".join(out)
+
+
 def stem(word: str) -> str:
     for suffix in ("ership", "ation", "ers", "ies", "er", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
