@@ -291,6 +291,13 @@ def tokens(text: str) -> list[str]:
     return [t.strip(".'") or t for t in _TOKEN.findall(clean)]
 
 
+def _capitalised(folded: str, found: list[str]) -> frozenset[str]:
+    """Words written with a capital inside the sentence, and quoted names."""
+    return frozenset(
+        t.lower() for i, t in enumerate(found) if i > 0 and t[:1].isupper() and t.lower() not in FILLER
+    ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -301,9 +308,7 @@ def read(text: str) -> Parts:
     elif PAST.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
-    capitalised = frozenset(
-        t.lower() for i, t in enumerate(found) if i > 0 and t[:1].isupper() and t.lower() not in FILLER
-    ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
+    capitalised = _capitalised(folded, found)
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
@@ -343,13 +348,15 @@ def masked(text: str) -> str:
     """The statement with each value replaced by its kind ("The release date is May 5." -> "The
     release date is a date"): what it is about, to compare by meaning. It depends on the statement
     alone (names are the words it capitalises), so a statement's masked form is embedded once."""
-    parts = read(text)
+    folded = _fold(text)
+    found = tokens(folded)
+    capitalised = _capitalised(folded, found)
     out: list[str] = []
     after_value = False
-    for position, token in enumerate(tokens(parts.text)):
+    for position, token in enumerate(found):
         low = token.lower()
         kind = value_kind(low, frozenset())
-        if kind is None and position > 0 and low in parts.capitalised:
+        if kind is None and position > 0 and low in capitalised:
             kind = ("name", low)
         if kind is None:
             out.append(token)

@@ -29,15 +29,23 @@ class Meaning:
     def __init__(self, embedder: CachedEmbedder) -> None:
         self._embedder = embedder
         self._memo: dict[tuple[bool, str], np.ndarray] = {}
+        self._masked: dict[str, str] = {}
 
     @classmethod
     def for_embedder(cls, embedder: CachedEmbedder) -> Meaning | None:
         return cls(embedder) if embedder.name in CALIBRATED else None
 
-    @staticmethod
-    def forms(statements: Sequence[str]) -> list[str]:
+    def forms(self, statements: Sequence[str]) -> list[str]:
         """What to embed for these statements besides themselves (their masked forms)."""
-        return [masked(s) for s in statements]
+        return [self._masked_form(s) for s in statements]
+
+    def _masked_form(self, statement: str) -> str:
+        found = self._masked.get(statement)
+        if found is None:
+            if len(self._masked) > MEMO_SIZE:
+                self._masked.clear()
+            found = self._masked[statement] = masked(statement)
+        return found
 
     def subjects(self, statements: Sequence[str]) -> list[np.ndarray]:
         """The vector of each statement's masked form, in order."""
@@ -58,6 +66,5 @@ class Meaning:
             self._memo.update((k, known[k]) for k in missing)
         return [known[k] for k in keys]
 
-    @staticmethod
-    def _text(key: tuple[bool, str]) -> str:
-        return masked(key[1]) if key[0] else key[1]
+    def _text(self, key: tuple[bool, str]) -> str:
+        return self._masked_form(key[1]) if key[0] else key[1]
