@@ -47,6 +47,12 @@ class Meaning:
             found = self._masked[statement] = masked(statement)
         return found
 
+    def prepare(self, statements: Sequence[str]) -> None:
+        """Read the vectors of a batch's statements and their masked forms at once (embedded
+        already with the batch), so placing each statement reads none."""
+        self._vectors(statements, masked=False)
+        self._vectors(statements, masked=True)
+
     def subjects(self, statements: Sequence[str]) -> list[np.ndarray]:
         """The vector of each statement's masked form, in order."""
         return self._vectors(statements, masked=True)

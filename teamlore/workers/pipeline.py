@@ -173,6 +173,8 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
     statements = [c.statement for candidates in extracted for c in candidates]
     subjects = deps.meaning.forms(statements) if deps.meaning is not None else []
     keys = deps.embedder.ensure_passages(statements + subjects + [p for p in passages if p])
+    if deps.meaning is not None:
+        deps.meaning.prepare(statements)
     results: list[IngestResult] = []
     channels_seen: set[tuple[str, str]] = set()
     with deps.transaction():
