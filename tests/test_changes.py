@@ -169,6 +169,13 @@ GUARDS = [
         "The lease on the Tilburg warehouse ends on March 31.",
     ),
     (
+        "sympathy is not a correction",
+        "The studio showcase is on Saturday.",
+        "Sorry to hear about the showcase, Sunday is hard for me.",
+        "studio showcase",
+        "Sorry, I meant the studio showcase is on Sunday.",
+    ),
+    (
         "an action item and another thing's date",
         "priya will send the launch comms plan to sales by January 16.",
         "Update: the launch has slipped from March 3 to March 17.",

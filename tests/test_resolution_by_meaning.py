@@ -56,6 +56,24 @@ def test_a_reworded_restatement_retires_the_older_value_by_meaning_with_the_cali
     assert set(_statuses(words_only).values()) == {"active"}
 
 
+def test_long_statements_close_in_meaning_share_a_topic_not_a_slot(make_lore):
+    lore = make_lore()
+    long = "The quarterly planning offsite for the whole product and design organisation is in Lisbon."
+    put(
+        lore,
+        event(long, channel="C1", ts="2026-01-05T10:00:00Z"),
+        event(NEWER, channel="C1", ts="2026-01-12T10:00:00Z"),
+    )
+    assert set(_statuses(lore, "C1").values()) == {"active"}
+    # Control: the same newer statement after the short form of the older one retires it.
+    put(
+        lore,
+        event(OLDER, channel="C2", ts="2026-01-05T10:00:00Z"),
+        event(NEWER, channel="C2", ts="2026-01-12T10:00:00Z"),
+    )
+    assert _statuses(lore, "C2")[OLDER] == "superseded"
+
+
 TARGET = "The kickoff meeting for the Nordic sales team is on Monday."
 # Facts of the same channel that share the newer statement's words more than the target does, so
 # the lookup by words ranks the target below its CANDIDATES.

@@ -135,9 +135,9 @@ CORRECTION_CUE = re.compile(
     r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
     r"me equivoqué|corrijo|errei|corrigindo)\b"
     # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
-    # not in passing ("I actually went there").
-    r"|^\W*(?:actually|sorry|oops|wait,? no|pardon|wrong|en fait|eigentlich|falsch|perdón|perdon|"
-    r"en realidad|desculpa|na verdade)\b",
+    # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
+    r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
+    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
     re.I,
 )
 # Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").

@@ -85,6 +85,11 @@ CORRECTION_WINDOW = timedelta(days=2)
 MEANING_CUE_SIMILARITY = 0.86
 MEANING_CUE_COVER = 0.25
 MEANING_IMPLICIT_SIMILARITY = 0.90
+# A single-valued slot is said in few words ("the release date is May 5"); two long chat sentences
+# close in meaning share a topic, not a slot ("Laura wrote us a letter expressing her gratitude" /
+# "Cindy wrote it"). Beyond this many subject words on either side, words alone decide (chosen on
+# train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
+MEANING_MAX_SUBJECT = 6
 
 # "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
 # at least this share of the action's subject is named; a bare "done!" closes nothing.
@@ -173,6 +178,8 @@ def _similarity(older: Claim, newer: Claim) -> float | None:
 
 def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) -> Judgement:
     """The words only partly match, but the masked statements mean the same subject."""
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
+        return Judgement(Resolution.UNRELATED, "long statements: a shared topic is not one slot")
     cued = p.b.change or p.b.correction
     # Subject words only: a value both name ("May") says nothing of what the statements are about.
     named = _cover(p.sa.subject, p.sb.subject)
