@@ -171,9 +171,9 @@ GUARDS = [
     (
         "sympathy is not a correction",
         "The studio showcase is on Saturday.",
-        "Sorry to hear about the showcase, Sunday is hard for me.",
+        "Sorry to hear about the showcase, Sunday is a hard day for the dancers.",
         "studio showcase",
-        "Sorry, I meant the studio showcase is on Sunday.",
+        "Sorry, the studio showcase is on Sunday.",
     ),
     (
         "an action item and another thing's date",
