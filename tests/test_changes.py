@@ -111,6 +111,35 @@ FORMS = [
         "December",
         "The device lab lease ends in March.",
     ),
+    # Subjects by meaning: the words alone match too little, the value-masked statements mean
+    # the same thing (the controls name another thing of the same sort).
+    (
+        "cue, few shared words (by meaning)",
+        "The kickoff meeting for the Nordic sales team is on Monday.",
+        "Nordic kickoff moved to Wednesday.",
+        "Nordic kickoff",
+        "Wednesday",
+        "Monday",
+        "Nordic office party moved to Wednesday.",
+    ),
+    (
+        "implicit, reworded subject (by meaning)",
+        "The support hotline for hardware orders is staffed until 6pm.",
+        "hardware hotline is staffed until 7pm",
+        "hardware hotline",
+        "7pm",
+        "6pm",
+        "software hotline is staffed until 7pm",
+    ),
+    (
+        "implicit, fewer words (by meaning)",
+        "The quarterly planning offsite is in Lisbon.",
+        "planning offsite is in Porto",
+        "planning offsite",
+        "Porto",
+        "Lisbon",
+        "sales offsite is in Porto",
+    ),
 ]
 
 
@@ -138,6 +167,13 @@ GUARDS = [
         "The lease on the Venlo warehouse ends on March 31.",
         "warehouse lease",
         "The lease on the Tilburg warehouse ends on March 31.",
+    ),
+    (
+        "sympathy is not a correction",
+        "The studio showcase is on Saturday.",
+        "Sorry to hear about the showcase, Sunday is a hard day for the dancers.",
+        "studio showcase",
+        "Sorry, the studio showcase is on Sunday.",
     ),
     (
         "an action item and another thing's date",

@@ -265,3 +265,18 @@ def test_erase_text_blanks_every_version_and_drops_its_vector(store, write, embe
     assert "f_secret" not in _ids(store._semantic(vector, C1, _view(known_at=NOW, history=True), 5))
     assert lore.stores.embeddings.get_vectors([key]) == {}
     assert store.current_version("f_keep") == keep
+
+
+def test_the_facts_nearest_a_statement_are_current_ones_of_its_channel_closest_first(store, write, lore):
+    db = write(_fact("Billing runs on Postgres 14.", "f_db"))
+    write(_fact("The billing team owns invoices.", "f_team"))
+    write(_fact("Billing runs on Postgres 14.", "f_c2", channel="C2"))
+    old = write(_fact("Billing runs on MySQL 8.", "f_old"))
+    write(dataclasses.replace(old, version=2, recorded_from=LATER, status=FactStatus.RETRACTED), replaces=old)
+    vector = lore.embedder.vectors(["the billing database is Postgres 16"])[0]
+    near = store.current_near(WS, "C1", vector, 5, 100)
+    # The retracted fact and the other channel's fact are left out; the closest comes first.
+    assert [r.fact_id for r in near] == ["f_db", "f_team"]
+    assert near[0].statement == db.statement and near[0].valid_from == db.valid_from
+    assert [r.fact_id for r in store.current_near(WS, "C1", vector, 1, 100)] == ["f_db"]
+    assert store.current_near(WS, "C3", vector, 5, 100) == []

@@ -156,6 +156,7 @@ LOOKUPS = {
     "current_citing": lambda b, ch: b.current_citing("T1", ch, "m1"),
     "current_ids": lambda b, ch: b.current_ids("T1", ch),
     "current_related": lambda b, ch: b.current_related("T1", ch, "launch date", 5),
+    "current_near": lambda b, ch: b.current_near("T1", ch, VECTOR, 4, 256),
 }
 
 

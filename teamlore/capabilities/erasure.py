@@ -61,7 +61,9 @@ class _Doomed:
         new = mutations.drop_evidence(deps.facts, fact, message_id, now, reason)
         if new.status is FactStatus.RETRACTED:
             self.erased[fact.fact_id] = new
-            lifecycle.reconsider_replaced(deps.facts, deps.resolver_for(fact.workspace), new, now, self.actor)
+            lifecycle.reconsider_replaced(
+                deps.facts, deps.resolver_for(fact.workspace), new, now, self.actor, deps.meaning
+            )
         else:
             self.kept.add(fact.fact_id)
 
@@ -124,9 +126,7 @@ def _replies(
     ]
 
 
-def _reread_answers(
-    deps: PipelineDeps, replies: list[Message], doomed: _Doomed, now: datetime
-) -> list[str]:
+def _reread_answers(deps: PipelineDeps, replies: list[Message], doomed: _Doomed, now: datetime) -> list[str]:
     """Extract each reply again beside its now blank opening message: a fact it no longer
     states (it quoted or was built from the question) loses the reply as evidence; what the
     reply says alone is added. Returns the facts created."""

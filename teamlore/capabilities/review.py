@@ -18,6 +18,7 @@ from teamlore.errors import InvalidInput, NotFound
 from teamlore.extraction import entities_of, topic_of
 from teamlore.stores.protocols import AuditEvent, AuditLog, FactBackend, ReviewItem, ReviewQueue, Tombstones
 from teamlore.workers import lifecycle, mutations
+from teamlore.workers.meaning import Meaning
 from teamlore.workers.resolver import Resolver
 
 
@@ -38,6 +39,8 @@ class ReviewDesk:
     clock: Callable[[], datetime]
     # Told the ids of facts a decision changed (the wiki marks their pages dirty).
     notify: Callable[[list[str]], None] | None = None
+    # Subjects compared by meaning as the pipeline compares them; None: words alone.
+    meaning: Meaning | None = None
 
     def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
         return self.review.items(scope, status)
@@ -102,7 +105,9 @@ class ReviewDesk:
             "",
             content_hash(statement),
         )
-        curation = lifecycle.Curation(self.resolver_for(scope.workspace), self.review, self.tombstones)
+        curation = lifecycle.Curation(
+            self.resolver_for(scope.workspace), self.review, self.tombstones, self.meaning
+        )
         placed = lifecycle.place(self.facts, curation, candidate, source, now, key, actor=reviewer)
         fact = self.facts.current_version(placed.created or placed.evidence_added or "")
         assert fact is not None
@@ -178,7 +183,9 @@ class ReviewDesk:
             new, fact, mutations.audit_event("retracted", new, now, "rejected by a reviewer", reviewer)
         )
         self.tombstones.add(fact.workspace, fact.channel, fact.content_hash, lifecycle.REJECTED, now)
-        lifecycle.reconsider_replaced(self.facts, self.resolver_for(fact.workspace), new, now, reviewer)
+        lifecycle.reconsider_replaced(
+            self.facts, self.resolver_for(fact.workspace), new, now, reviewer, self.meaning
+        )
 
 
 def _one_channel(scope: Scope) -> str:

@@ -144,6 +144,10 @@ class FactBackend(Protocol):
 
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]: ...
 
+    def current_near(
+        self, workspace: str, channel: str, vector: np.ndarray, limit: int, window: int
+    ) -> list[Related]: ...
+
     def write_version(
         self, new: Fact, replaces: Fact | None, audit: AuditEvent, embedding_key: str | None = None
     ) -> Fact: ...

@@ -135,9 +135,9 @@ CORRECTION_CUE = re.compile(
     r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
     r"me equivoqué|corrijo|errei|corrigindo)\b"
     # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
-    # not in passing ("I actually went there").
-    r"|^\W*(?:actually|sorry|oops|wait,? no|pardon|wrong|en fait|eigentlich|falsch|perdón|perdon|"
-    r"en realidad|desculpa|na verdade)\b",
+    # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
+    r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
+    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
     re.I,
 )
 # Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").
@@ -291,6 +291,13 @@ def tokens(text: str) -> list[str]:
     return [t.strip(".'") or t for t in _TOKEN.findall(clean)]
 
 
+def _capitalised(folded: str, found: list[str]) -> frozenset[str]:
+    """Words written with a capital inside the sentence, and quoted names."""
+    return frozenset(
+        t.lower() for i, t in enumerate(found) if i > 0 and t[:1].isupper() and t.lower() not in FILLER
+    ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -301,9 +308,7 @@ def read(text: str) -> Parts:
     elif PAST.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
-    capitalised = frozenset(
-        t.lower() for i, t in enumerate(found) if i > 0 and t[:1].isupper() and t.lower() not in FILLER
-    ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
+    capitalised = _capitalised(folded, found)
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
@@ -324,6 +329,41 @@ def read(text: str) -> Parts:
         not_a_claim=not_a_claim,
         old_values=old - FILLER,
     )
+
+
+# What a value is replaced by in the masked statement: the kind, worded as chat would say it.
+_KIND_WORDS = {
+    "date": "a date",
+    "time": "a time",
+    "money": "an amount",
+    "number": "a number",
+    "identifier": "an id",
+    "status": "a status",
+    "person": "someone",
+    "name": "something",
+}
+
+
+def masked(text: str) -> str:
+    """The statement with each value replaced by its kind ("The release date is May 5." -> "The
+    release date is a date"): what it is about, to compare by meaning. It depends on the statement
+    alone (names are the words it capitalises), so a statement's masked form is embedded once."""
+    folded = _fold(text)
+    found = tokens(folded)
+    capitalised = _capitalised(folded, found)
+    out: list[str] = []
+    after_value = False
+    for position, token in enumerate(found):
+        low = token.lower()
+        kind = value_kind(low, frozenset())
+        if kind is None and position > 0 and low in capitalised:
+            kind = ("name", low)
+        if kind is None:
+            out.append(token)
+        elif not after_value:  # "May 5", "Atlas 2.0": one value
+            out.append(_KIND_WORDS[kind[0]])
+        after_value = kind is not None
+    return " ".join(out)
 
 
 def stem(word: str) -> str:

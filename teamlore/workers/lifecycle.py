@@ -1,6 +1,7 @@
 """Placing a new statement among what the channel already holds, and undoing it on delete.
 
-Calls the resolver on related facts of the same channel only, then writes the outcome through
+Calls the resolver on related facts of the same channel only (found by shared subject words, and
+by meaning among the channel's recent facts when a ``Meaning`` is configured), then writes the outcome through
 ``mutations`` (versioned, audited): evidence added to a duplicate, older values superseded, a
 contested pair flagged for review, or a plain new fact. Two things outrank the resolver: a
 reviewer's own fact (an extracted statement never retires it: it waits for review instead), and
@@ -13,13 +14,18 @@ import dataclasses
 from datetime import datetime
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
-from teamlore.stores.protocols import FactBackend, ReviewQueue, Tombstones
+from teamlore.stores.protocols import FactBackend, Related, ReviewQueue, Tombstones
 from teamlore.workers import mutations
 from teamlore.workers.claim_parts import read
+from teamlore.workers.meaning import Meaning
 from teamlore.workers.resolver import Claim, Resolution, Resolver, candidate_terms
 
-# How many related facts of the channel are judged against each new statement.
+# How many related facts of the channel are judged against each new statement: found by shared
+# subject words, and (with a Meaning) the closest by meaning among the channel's most recent
+# current facts ("two more joined, so 9 now" shares no word with "the platform team is 7").
 CANDIDATES = 12
+NEAR_CANDIDATES = 4
+NEAR_WINDOW = 256
 REJECTED = "rejected"
 
 
@@ -30,6 +36,7 @@ class Curation:
     resolver: Resolver
     review: ReviewQueue
     tombstones: Tombstones
+    meaning: Meaning | None = None  # None: subjects compared by words alone
 
 
 @dataclasses.dataclass
@@ -51,12 +58,30 @@ class _Verdicts:
     duplicate_of: Fact | None = None
 
 
-def _judge_all(facts: FactBackend, resolver: Resolver, claim: Claim, message: Message) -> _Verdicts:
+def related_claims(
+    facts: FactBackend, meaning: Meaning | None, claim: Claim, workspace: str, channel: str
+) -> tuple[Claim, list[tuple[Related, Claim]]]:
+    """The current facts of the channel a new statement is judged against, each as a claim, and
+    the statement itself with its masked-subject vector (when there is a Meaning)."""
+    found = facts.current_related(workspace, channel, candidate_terms(claim.text), CANDIDATES)
+    if meaning is None:
+        return claim, [(r, Claim(r.statement, r.valid_from, r.fact_type)) for r in found]
+    seen = {r.fact_id for r in found}
+    near = facts.current_near(workspace, channel, meaning.statement(claim.text), NEAR_CANDIDATES, NEAR_WINDOW)
+    found += [r for r in near if r.fact_id not in seen]
+    vectors = meaning.subjects([claim.text, *(r.statement for r in found)])
+    claim = dataclasses.replace(claim, meaning=vectors[0])
+    return claim, [
+        (r, Claim(r.statement, r.valid_from, r.fact_type, v)) for r, v in zip(found, vectors[1:], strict=True)
+    ]
+
+
+def _judge_all(facts: FactBackend, curation: Curation, claim: Claim, message: Message) -> _Verdicts:
     verdicts = _Verdicts()
-    terms = candidate_terms(claim.text)
-    for related in facts.current_related(message.workspace, message.channel, terms, CANDIDATES):
+    resolver = curation.resolver
+    claim, candidates = related_claims(facts, curation.meaning, claim, message.workspace, message.channel)
+    for related, stored in candidates:
         older_first = related.valid_from <= claim.valid_from
-        stored = Claim(related.statement, related.valid_from, related.fact_type)
         kind = (resolver.judge(stored, claim) if older_first else resolver.judge(claim, stored)).resolution
         if kind is Resolution.UNRELATED or (not older_first and kind is not Resolution.SUPERSEDES):
             # (A statement older than one we hold is never a correction of it.)
@@ -92,7 +117,7 @@ def place(
 ) -> Placement:
     """``actor`` is the system for extracted statements, a reviewer's name for a manual fact."""
     claim = Claim(candidate.statement, candidate.valid_from, candidate.fact_type.value)
-    verdicts = _judge_all(facts, curation.resolver, claim, message)
+    verdicts = _judge_all(facts, curation, claim, message)
     if verdicts.duplicate_of is not None:
         same = verdicts.duplicate_of
         if message.message_id not in same.evidence:
@@ -204,7 +229,12 @@ def _from_the_start_of(corrected: list[Fact], candidate: CandidateFact, status: 
 
 
 def reconsider_replaced(
-    facts: FactBackend, resolver: Resolver, retracted: Fact, now: datetime, actor: str = mutations.SYSTEM
+    facts: FactBackend,
+    resolver: Resolver,
+    retracted: Fact,
+    now: datetime,
+    actor: str = mutations.SYSTEM,
+    meaning: Meaning | None = None,
 ) -> list[str]:
     """After ``retracted`` lost its basis, bring back what it had superseded, unless another
     newer fact still supersedes it (then the successor pointer moves to that one)."""
@@ -213,7 +243,7 @@ def reconsider_replaced(
         older = facts.current_version(older_id)
         if older is None or older.superseded_by != retracted.fact_id:
             continue
-        successor = _remaining_successor(facts, resolver, older)
+        successor = _remaining_successor(facts, resolver, meaning, older)
         if successor is None:
             mutations.revive(facts, older, now, f"its successor {retracted.fact_id} was retracted", actor)
             revived.append(older_id)
@@ -222,13 +252,14 @@ def reconsider_replaced(
     return revived
 
 
-def _remaining_successor(facts: FactBackend, resolver: Resolver, older: Fact) -> Fact | None:
+def _remaining_successor(
+    facts: FactBackend, resolver: Resolver, meaning: Meaning | None, older: Fact
+) -> Fact | None:
     claim = Claim(older.statement, older.valid_from, older.fact_type.value)
-    terms = candidate_terms(older.statement)
-    for related in facts.current_related(older.workspace, older.channel, terms, CANDIDATES):
+    claim, candidates = related_claims(facts, meaning, claim, older.workspace, older.channel)
+    for related, newer in candidates:
         if related.fact_id == older.fact_id or related.valid_from < older.valid_from:
             continue
-        newer = Claim(related.statement, related.valid_from, related.fact_type)
         if resolver.judge(claim, newer).resolution is Resolution.SUPERSEDES:
             return facts.current_version(related.fact_id)
     return None

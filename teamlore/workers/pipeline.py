@@ -43,6 +43,7 @@ from teamlore.stores.protocols import (
     Tombstones,
 )
 from teamlore.workers import lifecycle, mutations
+from teamlore.workers.meaning import Meaning
 from teamlore.workers.passages import BatchPassages, refresh_following, searchable_text
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
@@ -114,6 +115,8 @@ class PipelineDeps:
     judge: Callable[[HeuristicResolver], Resolver] | None = None
     # Idempotency keys of applied events; None: rely on the message store's own checks only.
     ledger: EventLedger | None = None
+    # Subjects compared by meaning as well as words (``Meaning.for_embedder``); None: words alone.
+    meaning: Meaning | None = None
 
     _resolvers: dict[str, tuple[HeuristicResolver, Resolver]] = field(default_factory=dict, repr=False)
 
@@ -134,7 +137,7 @@ class PipelineDeps:
             del self._resolvers[workspace]  # someone new: the next resolver knows them
 
     def curation(self, workspace: str) -> lifecycle.Curation:
-        return lifecycle.Curation(self.resolver_for(workspace), self.review, self.tombstones)
+        return lifecycle.Curation(self.resolver_for(workspace), self.review, self.tombstones, self.meaning)
 
 
 def to_message(event: MessageEvent) -> Message:
@@ -167,9 +170,11 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
     extractions = _extract_batch(events, deps)
     extracted = [list(e.facts) for e in extractions]
     passages = _passages(events, deps)
-    keys = deps.embedder.ensure_passages(
-        [c.statement for candidates in extracted for c in candidates] + [p for p in passages if p]
-    )
+    statements = [c.statement for candidates in extracted for c in candidates]
+    subjects = deps.meaning.forms(statements) if deps.meaning is not None else []
+    keys = deps.embedder.ensure_passages(statements + subjects + [p for p in passages if p])
+    if deps.meaning is not None:
+        deps.meaning.prepare(statements)
     results: list[IngestResult] = []
     channels_seen: set[tuple[str, str]] = set()
     with deps.transaction():
@@ -400,5 +405,5 @@ def _withdraw(
         result.retracted.append(fact.fact_id)
         deps.tombstones.add(fact.workspace, fact.channel, fact.content_hash, reason, now)
         result.revived += lifecycle.reconsider_replaced(
-            deps.facts, deps.resolver_for(fact.workspace), new, now
+            deps.facts, deps.resolver_for(fact.workspace), new, now, meaning=deps.meaning
         )

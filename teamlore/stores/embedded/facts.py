@@ -241,6 +241,33 @@ class EmbeddedFactBackend:
         )
         return [Related(r[0], r[1], from_micros(r[2]), r[3], r[4]) for r in rows]
 
+    def current_near(
+        self, workspace: str, channel: str, vector: np.ndarray, limit: int, window: int
+    ) -> list[Related]:
+        """The ``limit`` facts closest to ``vector`` among the ``window`` most recently written
+        current, not retired facts of one channel; light rows, closest first. It walks the
+        channel's index of current rows from the newest: the cost does not grow with the store."""
+        rows = self._query(
+            "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin, e.vector"
+            " FROM fact_versions v INDEXED BY fact_versions_current_recent"
+            " JOIN embeddings e ON e.key = v.embedding_key"
+            # The open bound written out, as the partial index names it (a parameter would
+            # keep the planner off the index).
+            f" WHERE v.workspace = ? AND v.channel = ? AND v.recorded_to = {SENTINEL_MICROS}"
+            " AND v.status IN ('active', 'contested') ORDER BY v.vid DESC LIMIT ?",
+            [workspace, channel, window],
+        )
+        query = np.asarray(vector, np.float32)
+        rows = [r for r in rows if len(r[5]) == query.nbytes]  # (a vector of another model: skip)
+        if not rows:
+            return []
+        matrix = np.vstack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
+        scores = matrix @ query
+        order = sorted(range(len(rows)), key=lambda i: (-scores[i], i))[:limit]
+        return [
+            Related(rows[i][0], rows[i][1], from_micros(rows[i][2]), rows[i][3], rows[i][4]) for i in order
+        ]
+
     def current_ids(self, workspace: str, channel: str) -> list[str]:
         rows = self._query(
             "SELECT fact_id FROM fact_versions WHERE workspace = ? AND channel = ? AND recorded_to = ?"

@@ -216,6 +216,25 @@ class WeaviateFactBackend:
             for f in (to_fact(o.properties) for o in found.objects)
         ]
 
+    def current_near(
+        self, workspace: str, channel: str, vector: np.ndarray, limit: int, window: int
+    ) -> list[Related]:
+        """The ``limit`` current, not retired facts of one channel closest to ``vector``, closest
+        first. The vector index answers without a scan, so ``window`` (the embedded store's bound
+        on what it reads) is not needed here."""
+        with translated("facts near a statement"):
+            found = self._c.query.near_vector(
+                _floats(vector),
+                target_vector=VECTOR,
+                filters=filters.current_in_channel(workspace, channel)
+                & Filter.by_property("status").contains_any(list(filters.CURRENT_STATUSES)),
+                limit=self._cap(limit),
+            )
+        return [
+            Related(f.fact_id, f.statement, f.valid_from, f.fact_type.value, f.origin)
+            for f in (to_fact(o.properties) for o in found.objects)
+        ]
+
     def _walk(self, where, key: str, what: str, fields: list[str] | None = None) -> Iterator[dict]:
         """Every object matching ``where`` in ``key`` order, page by page (keyset paging: Weaviate
         caps offsets at its QUERY_MAXIMUM_RESULTS). ``key`` must be unique among the matches."""
