@@ -1,6 +1,6 @@
 """Train the offline extractor's heads from the labelled corpus; write teamlore/extraction/heads.npz.
 
-    python training/extraction/train.py            # train on train_a + train_b, write the weights
+    python training/extraction/train.py            # train on the train_*.jsonl files, write the weights
     python training/extraction/train.py --check    # retrain and compare with the shipped weights
 
 Deterministic: features are hashed (no vocabulary), every head starts from zeros and runs the same
@@ -31,7 +31,7 @@ from teamlore.extraction.offline import TRAINED_WITH, statement_of  # noqa: E402
 from teamlore.extraction.statements import question_of  # noqa: E402
 
 CORPUS = ROOT / "training" / "extraction"
-TRAINING_FILES = ("train_a.jsonl", "train_b.jsonl", "train_c.jsonl")
+TRAINING_FILES = ("train_a.jsonl", "train_b.jsonl", "train_c.jsonl", "train_d.jsonl")
 # A stand-in author for first-person statements ("I own X" -> "alex owns X"), as at run time.
 AUTHOR = "alex"
 STEPS = 200
@@ -88,23 +88,26 @@ def corpus_checksum(paths: list[Path]) -> str:
 
 
 class Sparse:
-    """Rows of hashed features: a tiny CSR matrix with the two products training needs."""
+    """Rows of hashed features: a tiny sparse matrix with the two products training needs, each
+    a bincount per class (sequential sums: the same inputs give the same numbers)."""
 
     def __init__(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        self.index = np.concatenate([r[0] for r in rows]).astype(np.int64)
+        self.index = np.concatenate([r[0] for r in rows]).astype(np.intp)
         self.values = np.concatenate([r[1] for r in rows]).astype(np.float32)
         lengths = np.array([len(r[0]) for r in rows])
-        self.starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        self.row = np.repeat(np.arange(len(rows)), lengths)
+        self.row = np.repeat(np.arange(len(rows)), lengths).astype(np.intp)
         self.n = len(rows)
 
     def times(self, weights: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(weights[self.index] * self.values[:, None], self.starts, axis=0)
+        by_class = np.ascontiguousarray(weights.T)
+        return np.stack(
+            [np.bincount(self.row, w[self.index] * self.values, minlength=self.n) for w in by_class], axis=1
+        ).astype(np.float32)
 
     def transposed_times(self, grad: np.ndarray) -> np.ndarray:
-        spread = grad[self.row] * self.values[:, None]
+        by_class = np.ascontiguousarray(grad.T)
         return np.stack(
-            [np.bincount(self.index, spread[:, c], minlength=DIMENSIONS) for c in range(grad.shape[1])],
+            [np.bincount(self.index, g[self.row] * self.values, minlength=DIMENSIONS) for g in by_class],
             axis=1,
         ).astype(np.float32)
 
