@@ -204,6 +204,22 @@ def test_nothing_in_the_channel_asked_points_to_the_channel_that_has_it(site, pa
     expect(page.locator(".nothing-found")).to_have_count(0)
 
 
+def test_a_question_comes_after_its_answer_and_shows_it(site, page):
+    page.goto(site["base"] + "/wiki/search")
+    page.get_by_label("What are you looking for?").fill("who owns billing now")
+    page.get_by_label("Channel").select_option(label="#eng")
+    page.get_by_role("main").get_by_role("button", name="Search").click()
+    items = page.locator("ol.results > li")
+    texts = items.all_inner_texts()
+    asked = next(i for i, text in enumerate(texts) if text.startswith("Q: who owns billing now?"))
+    answer = items.nth(asked).locator(".answer")
+    expect(answer).to_contain_text("Omar is the owner of the billing service")
+    answered_at = next(i for i, text in enumerate(texts) if "Omar is the owner of the billing service" in text)
+    assert answered_at < asked
+    # Control: a result that is no question carries no answer.
+    expect(items.nth(answered_at).locator(".answer")).to_have_count(0)
+
+
 def test_a_page_as_of_a_future_date_is_not_called_the_past(site, page):
     page.goto(f"{site['base']}{ATLAS}?as_of=2099-01-01")
     expect(page.get_by_role("main")).not_to_contain_text("You are looking at the past")
