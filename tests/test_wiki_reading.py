@@ -212,9 +212,9 @@ def test_a_question_comes_after_its_answer_and_shows_it(site, page):
     items = page.locator("ol.results > li")
     texts = items.all_inner_texts()
     asked = next(i for i, text in enumerate(texts) if text.startswith("Q: who owns billing now?"))
-    answer = items.nth(asked).locator(".answer")
-    expect(answer).to_contain_text("Omar is the owner of the billing service")
-    answered_at = next(i for i, text in enumerate(texts) if "Omar is the owner of the billing service" in text)
+    owner = "Omar is the owner of the billing service"
+    expect(items.nth(asked).locator(".answer")).to_contain_text(owner)
+    answered_at = next(i for i, text in enumerate(texts) if owner in text)
     assert answered_at < asked
     # Control: a result that is no question carries no answer.
     expect(items.nth(answered_at).locator(".answer")).to_have_count(0)
