@@ -220,6 +220,17 @@ def test_a_question_comes_after_its_answer_and_shows_it(site, page):
     expect(items.nth(answered_at).locator(".answer")).to_have_count(0)
 
 
+def test_a_hedged_claim_is_contested_and_comes_after_the_settled_fact(site, page):
+    page.goto(site["base"] + "/wiki/C01ENG/overview")
+    main = page.get_by_role("main")
+    text = main.inner_text()
+    assert text.index("Chen owns the partner portal") < text.index("Lena owns the partner portal")
+    hedged = main.get_by_role("listitem").filter(has_text="Lena owns the partner portal")
+    expect(hedged.first).to_contain_text("contested")
+    settled = main.get_by_role("listitem").filter(has_text="Chen owns the partner portal")  # control
+    expect(settled.first).not_to_contain_text("contested")
+
+
 def test_a_page_as_of_a_future_date_is_not_called_the_past(site, page):
     page.goto(f"{site['base']}{ATLAS}?as_of=2099-01-01")
     expect(page.get_by_role("main")).not_to_contain_text("You are looking at the past")

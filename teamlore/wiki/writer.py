@@ -69,8 +69,9 @@ def _newest_first(views: Sequence[FactView]) -> list[FactView]:
 
 
 def shown_live(page: PageRef, section: SectionInput) -> list[FactView]:
-    """The live facts a section shows, newest first (the overview only the newest few)."""
-    live = _newest_first(section.live)
+    """The live facts a section shows, settled ones first (a contested claim never outranks the
+    fact it disputes), each part newest first; the overview only the first few."""
+    live = sorted(_newest_first(section.live), key=lambda v: v.fact.contested)
     return live[:OVERVIEW_ITEMS] if page.kind is PageKind.OVERVIEW else live
 
 
