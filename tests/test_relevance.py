@@ -11,10 +11,12 @@ import httpx
 import pytest
 
 from teamlore.capabilities.facts import SearchMode
+from teamlore.connectors.answering import ChannelAnswerer
 from teamlore.domain import Scope
 from teamlore.web import create_app
 
 from .test_cli import run
+from .test_mcp import connected, over_stdio
 from .web_server import serving
 from .wiki_site import PUBLIC, WORKSPACE, demo_copy
 
@@ -81,3 +83,15 @@ def test_a_question_ranks_below_its_answer_and_is_shown_with_it(site):
     results = _search(site, "is lunch a team thing here")
     _, unanswered = _question(results, "is lunch a team thing here")
     assert unanswered["answer"] is None
+
+
+def test_mcp_and_a_bot_find_nothing_for_nonsense_and_answer_a_real_question(site):
+    eng = site["lore"].access.create("eng", "reader", WORKSPACE, ["C01ENG"])[1]
+    with connected(over_stdio(site["folder"], eng)) as session:
+        assert session.data("search_facts", query=NONSENSE[0])["results"] == []
+        found = session.data("search_facts", query=REAL)["results"]  # control
+        assert found and "billing" in found[0]["text"].lower()
+    answerer = ChannelAnswerer(site["lore"])
+    nothing = answerer.reply(WORKSPACE, "C01ENG", "U7", NONSENSE[0], author_is_bot=False)
+    answered = answerer.reply(WORKSPACE, "C01ENG", "U7", REAL, author_is_bot=False)  # control
+    assert "Omar" not in nothing.text and "Omar" in answered.text
