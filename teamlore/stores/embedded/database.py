@@ -101,6 +101,8 @@ CREATE TABLE IF NOT EXISTS fact_evidence (
     workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, fact_id TEXT NOT NULL,
     PRIMARY KEY (workspace, channel, message_id, fact_id)
 );
+-- A version change rewrites its fact's rows: found by fact, not by scanning every row.
+CREATE INDEX IF NOT EXISTS fact_evidence_fact ON fact_evidence (fact_id);
 
 CREATE TABLE IF NOT EXISTS embeddings (
     key TEXT PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL
