@@ -17,6 +17,7 @@ from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.domain import Scope, content_hash
 from teamlore.errors import BackendUnavailable, StoreUnreachable, TeamloreError
+from teamlore.workers.claim_parts import masked
 from teamlore.workers.pipeline import Outcome
 
 from .conftest import STORE_KINDS, WS, event
@@ -225,9 +226,11 @@ def _use_in_child(lore: Teamlore, queue) -> None:
 def test_a_forked_worker_opens_its_own_client_and_the_parent_keeps_its_own(lore):
     put(lore, event("The parent stores this first.", channel="CDAD"))
     # The model's OpenMP pool does not survive fork() once started (a Celery parent never embeds):
-    # the child's passage, and the statement the extractor's type head reads with its vector, are
-    # embedded here, so the child finds both in the store's cache.
-    lore.embedder.ensure_passages(["alice: The child worker stores this.", "The child worker stores this."])
+    # the child's passage, the statement the extractor's type head reads with its vector, and the
+    # statement's masked form the resolver compares by meaning are embedded here, so the child
+    # finds them all in the store's cache.
+    statement = "The child worker stores this."
+    lore.embedder.ensure_passages([f"alice: {statement}", statement, masked(statement)])
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_use_in_child, args=(lore, queue))
