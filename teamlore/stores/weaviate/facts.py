@@ -207,14 +207,10 @@ class WeaviateFactBackend:
             found = self._c.query.bm25(
                 query,
                 query_properties=KEYWORD_PROPERTIES,
-                filters=filters.current_in_channel(workspace, channel)
-                & Filter.by_property("status").contains_any(list(filters.CURRENT_STATUSES)),
+                filters=_live_in(workspace, channel),
                 limit=self._cap(limit),
             )
-        return [
-            Related(f.fact_id, f.statement, f.valid_from, f.fact_type.value, f.origin)
-            for f in (to_fact(o.properties) for o in found.objects)
-        ]
+        return _related(found.objects)
 
     def current_near(
         self, workspace: str, channel: str, vector: np.ndarray, limit: int, window: int
@@ -226,14 +222,10 @@ class WeaviateFactBackend:
             found = self._c.query.near_vector(
                 _floats(vector),
                 target_vector=VECTOR,
-                filters=filters.current_in_channel(workspace, channel)
-                & Filter.by_property("status").contains_any(list(filters.CURRENT_STATUSES)),
+                filters=_live_in(workspace, channel),
                 limit=self._cap(limit),
             )
-        return [
-            Related(f.fact_id, f.statement, f.valid_from, f.fact_type.value, f.origin)
-            for f in (to_fact(o.properties) for o in found.objects)
-        ]
+        return _related(found.objects)
 
     def _walk(self, where, key: str, what: str, fields: list[str] | None = None) -> Iterator[dict]:
         """Every object matching ``where`` in ``key`` order, page by page (keyset paging: Weaviate
@@ -418,3 +410,17 @@ def _floats(vector: np.ndarray) -> list[float]:
 def _farthest(floor: float) -> float | None:
     """The cosine distance (1 - cosine) matching a least cosine; None: no floor."""
     return None if floor <= -1.0 else 1.0 - floor
+
+
+def _live_in(workspace: str, channel: str):
+    """Current, not retired versions of one channel (what the resolver compares against)."""
+    return filters.current_in_channel(workspace, channel) & Filter.by_property("status").contains_any(
+        list(filters.CURRENT_STATUSES)
+    )
+
+
+def _related(objects) -> list[Related]:
+    return [
+        Related(f.fact_id, f.statement, f.valid_from, f.fact_type.value, f.origin)
+        for f in (to_fact(o.properties) for o in objects)
+    ]
