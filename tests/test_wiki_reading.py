@@ -179,23 +179,27 @@ def test_as_of_search_shows_statuses_as_they_were_then_with_iso_dates(site, page
     expect(page.locator(".statement .badge")).to_have_text("superseded")
 
 
+def _search(page: Page, q: str, channel: str | None = None) -> None:
+    """Fill the search form as a person would and send it."""
+    page.get_by_label("What are you looking for?").fill(q)
+    if channel is not None:
+        page.get_by_label("Channel").select_option(label=channel)
+    page.get_by_role("main").get_by_role("button", name="Search").click()
+
+
 def test_nonsense_says_nothing_found_and_a_real_question_finds_results(site, page):
     page.goto(site["base"] + "/wiki/search")
-    page.get_by_label("What are you looking for?").fill("xyzzy plugh")
-    page.get_by_role("main").get_by_role("button", name="Search").click()
+    _search(page, "xyzzy plugh")
     expect(page.get_by_role("status")).to_contain_text("Nothing found in #eng, #ops, #product")
     expect(page.locator("ol.results > li")).to_have_count(0)
-    page.get_by_label("What are you looking for?").fill("who owns the billing service")  # control
-    page.get_by_role("main").get_by_role("button", name="Search").click()
+    _search(page, "who owns the billing service")  # control
     expect(page.locator("ol.results > li").first).to_contain_text("billing")
     expect(page.locator(".nothing-found")).to_have_count(0)
 
 
 def test_nothing_in_the_channel_asked_points_to_the_channel_that_has_it(site, page):
     page.goto(site["base"] + "/wiki/search")
-    page.get_by_label("What are you looking for?").fill("who has the pager")
-    page.get_by_label("Channel").select_option(label="#product")
-    page.get_by_role("main").get_by_role("button", name="Search").click()
+    _search(page, "who has the pager", "#product")
     expect(page.get_by_role("status")).to_contain_text("Nothing found in #product")
     elsewhere = page.locator(".elsewhere").get_by_role("link").filter(has_text="#eng")
     expect(elsewhere).to_have_count(1)
@@ -206,9 +210,7 @@ def test_nothing_in_the_channel_asked_points_to_the_channel_that_has_it(site, pa
 
 def test_a_question_comes_after_its_answer_and_shows_it(site, page):
     page.goto(site["base"] + "/wiki/search")
-    page.get_by_label("What are you looking for?").fill("who owns billing now")
-    page.get_by_label("Channel").select_option(label="#eng")
-    page.get_by_role("main").get_by_role("button", name="Search").click()
+    _search(page, "who owns billing now", "#eng")
     items = page.locator("ol.results > li")
     texts = items.all_inner_texts()
     asked = next(i for i, text in enumerate(texts) if text.startswith("Q: who owns billing now?"))
