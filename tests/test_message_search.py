@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from teamlore.capabilities import views
 from teamlore.capabilities.facts import SearchMode
 from teamlore.capabilities.hits import FactView, MessageView
 from teamlore.domain import FactStatus, ReadView, Scope
@@ -200,6 +201,11 @@ def test_a_message_whose_fact_was_replaced_brings_back_the_current_value_not_its
     assert "The staging database is PostgreSQL 16." in texts
     assert not any("14" in t for t in texts)
     assert all(isinstance(h, FactView) for h in result.hits if "staging" in h.text)
+    # What was said stays findable: shown under the current value as what it replaced.
+    current = next(h for h in result.hits if h.text == "The staging database is PostgreSQL 16.")
+    assert [m.message.message_id for m in current.replaced] == ["m1"]
+    assert current.replaced[0].text == "The staging database is PostgreSQL 14."
+    assert views.fact_view_json(current)["replaced"][0]["message_id"] == "m1"
     history = lore.reader.search("staging database PostgreSQL 14", SCOPE, HISTORY, mode=mode)
     kinds = {h.text: h.kind for h in history.hits}
     assert kinds["The staging database is PostgreSQL 14."] == "retired_fact"

@@ -134,3 +134,44 @@ def test_a_bot_answers_from_a_message_of_its_own_channel_only(bare):
     assert "Globex" not in elsewhere.text
     inside = answerer.reply(WS, "C2", "U7", ASK_PRIVATE, author_is_bot=False)
     assert PRIVATE in inside.text  # the control
+
+
+OLD = "The staging database is PostgreSQL 14."
+NEW = "The staging database is PostgreSQL 16."
+
+
+@pytest.fixture(scope="module")
+def changed(tmp_path_factory, embedder) -> Iterator[Bare]:
+    """A store whose extractor keeps facts: C1's staging database changed from 14 to 16; C2
+    (private) said the old value too and never changed it."""
+    data_dir = tmp_path_factory.mktemp("changed")
+    lore = Teamlore(
+        Settings(data_dir=data_dir, _env_file=None),
+        embedder=embedder,
+        clock=Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC)),
+    )
+    put(lore, event(OLD, channel="C1", message_id="m1", author_name="rita", ts="2026-01-05T10:00:00Z"))
+    put(lore, event(NEW, channel="C1", message_id="m2", author_name="omar", ts="2026-02-05T10:00:00Z"))
+    put(lore, event(OLD, channel="C2", message_id="s1", channel_visibility="private", ts="2026-01-06T10:00Z"))
+    c1 = lore.access.create("c1", "reader", WS, ["C1"])[1]
+    c2 = lore.access.create("c2", "reader", WS, ["C2"])[1]
+    with serving(create_app(lore, flush_pages=False)) as url:
+        yield Bare(data_dir, lore, url, c1, c2)
+    lore.close()
+
+
+def test_a_replaced_value_is_shown_under_the_current_one_on_every_surface(changed):
+    query = "staging database PostgreSQL 14"
+    hit = _api(changed, changed.c1, "/api/search", q=query, channel="C1").json()["results"][0]
+    assert (hit["kind"], hit["text"]) == ("fact", NEW)
+    assert [(r["message_id"], r["text"], r["author"]) for r in hit["replaced"]] == [("m1", OLD, "rita")]
+    with httpx.Client(base_url=changed.url, timeout=60) as client:
+        client.cookies.set(TOKEN_COOKIE, changed.c1)
+        page = client.get("/wiki/search", params={"q": query}).text
+    assert "Replaces what rita said on 2026-01-05" in page and "/wiki/C1/messages/m1" in page
+    plain = run("search", query, "-w", WS, "-c", "C1", "--limit", "3", data_dir=changed.data_dir)
+    assert f"replaces what rita said on 2026-01-05T10:00:00Z: {OLD}" in plain.stdout
+    # The control: in C2 nothing replaced the old value; it is the current fact there, replacing
+    # nothing, and C1's change never reaches it.
+    private = _api(changed, changed.c2, "/api/search", q=query, channel="C2").json()["results"][0]
+    assert (private["text"], private["replaced"]) == (OLD, [])

@@ -68,6 +68,7 @@ class ExtractiveComposer:
             if hit.newer_elsewhere is not None:
                 newer = hit.newer_elsewhere
                 notes.append(f"older than #{newer.channel}, which says since {newer.valid_from:%Y-%m-%d}")
+            notes.extend(f'replaces "{said.text}" ({said.since:%Y-%m-%d})' for said in hit.replaced)
             lines.append(f"- {hit.text} ({'; '.join(notes)}) [{number}]")
         return Composed("\n".join(lines), tuple(hit.key for hit in facts))
 

@@ -24,6 +24,9 @@ class FactView:
     newer_elsewhere: Fact | None = None
     # A question: the answer to it found by the same read, ranked just above it (``answers_first``).
     answer: Hit | None = None
+    # Messages the same read found that said a value this fact replaced: shown with it, marked
+    # as replaced, never as current (``message_reading``).
+    replaced: tuple[MessageView, ...] = ()
 
     @property
     def kind(self) -> str:

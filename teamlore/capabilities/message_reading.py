@@ -5,9 +5,11 @@ What a search finds is facts and the messages they came from. A message that no 
 the moment read covers is itself an answer (nothing said is lost to search). Otherwise the message
 is shown as a fact standing for it: one of its facts visible at the moment read, or the fact that
 replaced a retired one; of those, the one the query matches best (as a fact in the fact ranking,
-then by the words they share). A message whose facts were all retired with nothing visible in
-their place is withheld (``retired_value``), so a retired value never comes back as current
-through the message that first said it. With ``--history`` the retired facts themselves stand in.
+then by the words they share). A fact standing for a message whose value it replaced carries that
+message (``FactView.replaced``): what was said stays findable, shown under the current value as
+what it replaced. A message whose facts were all retired with nothing visible in their place is
+withheld (``retired_value``), so a retired value never comes back as current through the message
+that first said it. With ``--history`` the retired facts themselves stand in.
 """
 
 from __future__ import annotations
@@ -178,7 +180,9 @@ def _stand_ins(
         return (hit,)  # nothing covered it at the moment read (or nothing ever did)
     standing: dict[str, Hit] = {}
     for fact_id in ids:
-        view = shown.get(fact_id) or successors.get(fact_id)
+        view = shown.get(fact_id)
+        if view is None and fact_id in successors:
+            view = replace(successors[fact_id], replaced=(hit,))
         if view is not None:
             standing.setdefault(view.key, view)
     return tuple(standing.values())
@@ -200,7 +204,7 @@ def fuse(query: str, fact_hits: Sequence[FactView], found: Sequence[Found]) -> l
         said = entry.message.message
         for hit in chosen:
             from_messages[hit.key] = max(from_messages.get(hit.key, 0.0), score)
-            items.setdefault(hit.key, hit)
+            items[hit.key] = _joined(items.get(hit.key), hit)
             if said.thread_id is not None and said.thread_id != said.message_id:
                 replying.setdefault(hit.key, set()).add((said.channel, said.thread_id))
     fused = {
@@ -240,6 +244,16 @@ def choose(stand_ins: Sequence[Hit], matched: Collection[str], asked: set[str]) 
         return []
     best = max(match(hit) for hit in stand_ins)
     return [next(hit for hit in stand_ins if match(hit) == best)]
+
+
+def _joined(known: Hit | None, hit: Hit) -> Hit:
+    """One result for a fact found several ways: the first found, with every message it replaced."""
+    if known is None:
+        return hit
+    if not isinstance(known, FactView) or not isinstance(hit, FactView) or not hit.replaced:
+        return known
+    seen = {m.key for m in known.replaced}
+    return replace(known, replaced=known.replaced + tuple(m for m in hit.replaced if m.key not in seen))
 
 
 def _scaled(score: float, top: float) -> float:

@@ -65,8 +65,20 @@ def fact_view_json(view: FactView) -> dict[str, Any]:
         "past_due": view.past_due,
         "newer_elsewhere": None if view.newer_elsewhere is None else _elsewhere(view.newer_elsewhere),
         "answer": _answer(view.answer),
+        "replaced": [_replaced(m) for m in view.replaced],
         "score": round(view.score, 6),
         "sources": [source_json(s) for s in view.sources],
+    }
+
+
+def _replaced(said: MessageView) -> dict[str, Any]:
+    """A message that said a value the fact replaced: what it said, who, when, and its link."""
+    return {
+        "message_id": said.message.message_id,
+        "text": said.text,
+        "author": said.message.author_name,
+        "posted_at": iso(said.since),
+        "sources": [source_json(said.source)],
     }
 
 

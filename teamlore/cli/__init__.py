@@ -246,6 +246,13 @@ def _print_fact(rank: int, hit: FactView) -> None:
             f"   older than #{newer.channel}, which says since {iso(newer.valid_from)}: {newer.statement}",
             markup=False,
         )
+    for said in hit.replaced:
+        out.print(
+            f"   replaces what {said.source.author_name or 'someone'} said on {iso(said.since)}: {said.text}"
+            f"  {said.source.permalink}",
+            markup=False,
+            style="dim",
+        )
     _print_answer(hit)
 
 
