@@ -11,7 +11,6 @@ positive it prevents. A model judge can replace ``HeuristicResolver`` behind ``R
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -243,11 +242,13 @@ def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
 class HeuristicResolver:
     """Subjects with values masked, values compared by kind, cue phrases for the form; no model."""
 
-    def __init__(self, people: Iterable[str] = (), learned: RetirementJudge | None | bool = True) -> None:
-        """``learned``: the shipped retirement judge (True), another one, or none (False/None)."""
+    def __init__(self, people: Iterable[str] = (), learned: RetirementJudge | None = None) -> None:
+        """``learned``: a learned retirement judge (``RetirementJudge.load()``) that may retire
+        what the rules leave; off unless given (docs/benchmarks.md: it does not yet generalise
+        to statements written by another hand)."""
         self.people = frozenset(p.lower() for p in people)
         self._read: dict[str, Parts] = {}
-        self.learned = _shipped_judge() if learned is True else (learned or None)
+        self.learned = learned
 
     def _parts(self, text: str) -> Parts:
         # Each new statement is judged against up to CANDIDATES stored ones: read each once.
@@ -428,11 +429,6 @@ class HeuristicResolver:
 
     def hedged(self, text: str) -> bool:
         return self._parts(text).hedged
-
-
-@functools.cache
-def _shipped_judge() -> RetirementJudge | None:
-    return RetirementJudge.load()
 
 
 def candidate_terms(text: str) -> str:

@@ -8,8 +8,10 @@ value differ, the cue phrases, the time between the two. It is a logistic regres
 ``training/resolution/train.py`` on the training corpora only; the weights ship beside this file.
 
 It may only turn a pair the rules left standing into a retirement, never the reverse, and only
-where the rules' hard guards (not a claim, a question, a hedge, two things of one sort) did not
-speak. Without a calibrated meaning vector it says nothing: its threshold was chosen with one.
+inside the resolver's gates (``resolver._may_learn``). Without a calibrated meaning vector it
+says nothing: its threshold was chosen with one. It is off in the pipeline: trained on one
+hand's pairs and judged on another's, its own retirements were right only 55-83% of the time
+(docs/benchmarks.md), too few to keep the rules' precision; the bench and the tests use it.
 """
 
 from __future__ import annotations

