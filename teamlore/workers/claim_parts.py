@@ -121,11 +121,13 @@ CHANGE_CUE = re.compile(
     r"takes over|handed over|handed|hands over|from now on|going forward|effective|updated|starting|"
     r"as of|renamed|rebranded|now called|is called|anymore|any more|new|newly|upgraded|downgraded|"
     r"expanded|shrunk|grew|dropped to|went (?:up|down)|goes (?:up|down)|ownership|reassigned|"
-    r"transferred|these days|nowadays|this year|moved over|no more|"
+    r"transferred|these days|nowadays|this year|moved over|no more|cut to|revised|scaled|down to|"
+    r"from (?:next|this) (?:week|month|quarter|term|year)|from q[1-4]|"
     r"ab sofort|jetzt|nicht mehr|neu|verschoben|stattdessen|umbenannt|"
-    r"maintenant|désormais|desormais|plus|déplacé|deplace|reporté|reporte|remplacé|renommé|"
+    r"maintenant|désormais|desormais|plus|déplacée?s?|deplacee?s?|reportée?s?|reportee?s?|remplacée?s?|"
+    r"renommée?s?|passe (?:à|a|au)|à partir d[eu]|a partir d[eu]|"
     r"ahora|ya no|cambió|cambio|movido|pasó|paso|en vez de|"
-    r"agora|não .{0,30} mais|nao .{0,30} mais|mudou|mudamos|passou|em vez de)\b",
+    r"agora|não .{0,30} mais|nao .{0,30} mais|mudou|mudamos|passou|passa pr[ao]|em vez de)\b",
     re.I,
 )
 CORRECTION_CUE = re.compile(

@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
+from teamlore.workers.retirement import RetirementJudge, features
 
 
 class Resolution(StrEnum):
@@ -170,6 +171,36 @@ class _Pair:
         return bool(only_a and only_b) or two_numbers
 
 
+def _may_learn(p: _Pair, similarity: float) -> bool:
+    """Where the learned judge may retire what the rules left: a calibrated meaning vector (the
+    caller), no hard guard (not a claim, a question, a hedge never retire anything), and the two
+    plainly about one subject that could have changed. Each condition is a false retirement the
+    judge made without it (training/resolution/train_b.jsonl, tests/test_resolution_by_meaning.py)."""
+    if p.b.not_a_claim or p.b.question or p.b.hedged or p.a.normalized == p.b.normalized:
+        return False
+    if similarity < MEANING_CUE_SIMILARITY:
+        return False
+    # A cue about another thing sharing a word or a kind of value ("the vendor audit slipped to
+    # april 14" / "priya will send the vendor shortlist by March 2").
+    if _cover(p.sa.subject, p.sb.subject) == 0 and p.cover_b < CUE_COVER:
+        return False
+    # Long statements close in meaning share a topic, not a slot (as ``_changed_by_meaning``).
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
+        return False
+    # Nothing the newer could have replaced: no value of a kind differs, none is named as the old
+    # one, and it names nothing in place of something the older names ("Nordic kickoff moved to
+    # Wednesday." / "Nordic kickoff catering is handled by the Nordic kickoff committee.").
+    return p.changed or _substitutes(p)
+
+
+def _substitutes(p: _Pair) -> bool:
+    """Each names a subject word the other does not: perhaps a value the reader did not see as
+    one ("hosted on Statuspage" / "lives on instatus")."""
+    only_a = [w for w in p.sa.subject if not any(_similar(w, t) for t in p.sb.subject)]
+    only_b = [w for w in p.sb.subject if not any(_similar(w, t) for t in p.sa.subject)]
+    return bool(only_a and only_b)
+
+
 def _similarity(older: Claim, newer: Claim) -> float | None:
     if older.meaning is None or newer.meaning is None:
         return None
@@ -211,9 +242,13 @@ def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
 class HeuristicResolver:
     """Subjects with values masked, values compared by kind, cue phrases for the form; no model."""
 
-    def __init__(self, people: Iterable[str] = ()) -> None:
+    def __init__(self, people: Iterable[str] = (), learned: RetirementJudge | None = None) -> None:
+        """``learned``: a learned retirement judge (``RetirementJudge.load()``) that may retire
+        what the rules leave; off unless given (docs/benchmarks.md: it does not yet generalise
+        to statements written by another hand)."""
         self.people = frozenset(p.lower() for p in people)
         self._read: dict[str, Parts] = {}
+        self.learned = learned
 
     def _parts(self, text: str) -> Parts:
         # Each new statement is judged against up to CANDIDATES stored ones: read each once.
@@ -261,6 +296,32 @@ class HeuristicResolver:
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
         p = self._pair(older.text, newer.text)
+        verdict = self._rules(p, older, newer)
+        if self.learned is None or verdict.resolution in _RETIRING:
+            return verdict
+        # The rules retire only what they are sure of; the judge may retire what they left.
+        row = self.features(older, newer, p, verdict)
+        if row is None or not self.learned.retires(row):
+            return verdict
+        if older.fact_type == "action_item":
+            return verdict  # an action item ends when done (the rules), not by another thing's date
+        confidence = round(self.learned.probability(row), 3)
+        if p.b.correction:
+            return Judgement(Resolution.CORRECTION, "the learned judge: corrected", confidence)
+        return Judgement(Resolution.SUPERSEDES, "the learned judge: the value changed", confidence)
+
+    def features(
+        self, older: Claim, newer: Claim, p: _Pair | None = None, verdict: Judgement | None = None
+    ) -> np.ndarray | None:
+        """The pair as the learned judge reads it, or None where it may not speak (``_may_learn``)."""
+        similarity = _similarity(older, newer)
+        p = p or self._pair(older.text, newer.text)
+        if similarity is None or not _may_learn(p, similarity):
+            return None
+        verdict = verdict or self._rules(p, older, newer)
+        return features(p, verdict.resolution.value, newer.valid_from - older.valid_from, similarity)
+
+    def _rules(self, p: _Pair, older: Claim, newer: Claim) -> Judgement:
         settled = self._settled(p, older, newer)
         if settled is not None:
             return settled
