@@ -260,3 +260,12 @@ def test_demo_serve_prints_a_working_url_and_admin_token(tmp_path):
             server.kill()
             server.wait()
         server.stdout.close()
+
+
+def test_pages_show_refuses_a_malformed_slug_through_the_page_reader(imported):
+    bad = run("pages", "show", "../etc", "-w", "T0ACME", "-c", "C01ENG", data_dir=imported)
+    assert bad.returncode == 2 and "not a page slug" in bad.stderr
+    listed = run("pages", "list", "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported)
+    slug = json.loads(listed.stdout)[0]["slug"]
+    good = run("pages", "show", slug, "-w", "T0ACME", "-c", "C01ENG", "--json", data_dir=imported)
+    assert good.returncode == 0 and json.loads(good.stdout)["slug"] == slug  # the control

@@ -24,7 +24,7 @@ from teamlore.capabilities.message_reading import FetchMessages, Judged, Message
 from teamlore.capabilities.relevance import RelevanceFloor
 from teamlore.domain import Fact, ReadView, ResolvedView, Scope, Source
 from teamlore.embedding import Embedder
-from teamlore.errors import InvalidInput
+from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.stores.protocols import (
     AuditEvent,
     AuditLog,
@@ -139,10 +139,13 @@ class FactReader:
             try:
                 facts, messages = self._fetchers(attempt, query, scope, resolved)
                 return self._serve_search(query, facts, messages, scope, resolved, k, mode, attempt, reason)
-            except Exception as exc:
+            except BackendUnavailable as exc:
                 if attempt is attempts[-1]:
                     raise
-                # The fallback goes through the same gate; the receipt records why it was taken.
+                # A backend that failed (every store and embedder wraps its failures in
+                # BackendUnavailable), not a bug: a programming error propagates instead of
+                # looking like an ordinary fallback. The fallback goes through the same gate;
+                # the receipt records why it was taken.
                 reason = f"{type(exc).__name__}: {exc}"
                 log.warning(
                     "search mode %s failed, falling back to %s: %s", attempt, FALLBACK[attempt], reason

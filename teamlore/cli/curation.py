@@ -18,9 +18,10 @@ from teamlore.cli.support import (
     out,
     parse_option_time,
 )
-from teamlore.domain import FactType, Scope
+from teamlore.domain import FactType, ReadView, Scope
 
 review_app = typer.Typer(no_args_is_help=True, help="Possible contradictions waiting for a person.")
+HISTORY = ReadView(include_history=True)
 Reviewer = Annotated[str, typer.Option("--by", help="Your name, recorded in the audit log.")]
 
 
@@ -39,12 +40,14 @@ def review_list(
     if as_json:
         emit_json([views.review_item_json(i) for i in items])
         return 0
+    # Both statements through the gate, as the web review page reads them (with history: a
+    # retired one is still the subject of its item; an erased or out-of-scope one shows as "?").
+    wanted = [f for item in items for f in (item.older_fact, item.newer_fact)]
+    shown = {v.fact.fact_id: v.fact.statement for v in lore.reader.get_many(wanted, scope, HISTORY)}
     for item in items:
-        older = lore.stores.facts.current_version(item.older_fact)
-        newer = lore.stores.facts.current_version(item.newer_fact)
         out.print(f"#{item.id} {item.kind} in {item.channel}: {item.reason}", markup=False)
-        out.print(f"   older {item.older_fact}: {older.statement if older else '?'}", markup=False)
-        out.print(f"   newer {item.newer_fact}: {newer.statement if newer else '?'}", markup=False)
+        out.print(f"   older {item.older_fact}: {shown.get(item.older_fact, '?')}", markup=False)
+        out.print(f"   newer {item.newer_fact}: {shown.get(item.newer_fact, '?')}", markup=False)
     if not items:
         out.print(f"no {status} review items")
     return 0

@@ -9,7 +9,7 @@ import typer
 from teamlore.capabilities import views
 from teamlore.cli.support import Channels, DataDir, JsonFlag, Workspace, emit_json, open_lore, out
 from teamlore.domain import Scope
-from teamlore.errors import InvalidInput, NotFound
+from teamlore.errors import InvalidInput
 
 pages_app = typer.Typer(no_args_is_help=True, help="The wiki: pages kept current from the facts.")
 
@@ -20,7 +20,7 @@ def pages_list(
 ) -> int:
     """Pages of the given channels that have been written."""
     scope = Scope(workspace or "", channel or [])
-    pages = [(p, v) for p, v in open_lore(data_dir).stores.pages.pages(scope.workspace, scope.channels) if v]
+    pages = [(e.page, e.version) for e in open_lore(data_dir).pages.list(scope)]
     if as_json:
         emit_json(
             [
@@ -57,11 +57,7 @@ def pages_show(
     scope = Scope(workspace or "", channel or [])
     if len(scope.channels) != 1:
         raise InvalidInput("a page belongs to one channel: give exactly one --channel")
-    page_id = f"{scope.workspace}/{next(iter(scope.channels))}/{slug}"
-    store = open_lore(data_dir).stores.pages
-    shown = store.version(page_id, version) if version else store.current(page_id)
-    if shown is None:
-        raise NotFound(f"no page {slug}" + (f" version {version}" if version else "") + " in this channel")
+    shown = open_lore(data_dir).pages.get(slug, scope, version)
     if as_json:
         emit_json(views.page_json(shown))
     else:
