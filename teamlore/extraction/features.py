@@ -41,7 +41,7 @@ def features(sentence: str, parent: str | None = None) -> tuple[np.ndarray, np.n
     words = _WORDS.findall(text)
     named += ["w" + w for w in words]
     named += ["b" + a + " " + b for a, b in zip(words, words[1:], strict=False)]
-    named += [f"len{min(len(words), 24) // 3}"]
+    named += [f"len{min(_length(text, words), 24) // 3}"]
     named += ["cue:" + name for name in cues.fired(sentence) for _ in range(CUE_REPEAT)]
     buckets.append(_hashed(tuple(named)))
     if parent is not None:
@@ -49,6 +49,13 @@ def features(sentence: str, parent: str | None = None) -> tuple[np.ndarray, np.n
     index, counts = np.unique(np.concatenate(buckets).astype(np.int64), return_counts=True)
     weights = np.log1p(counts.astype(np.float32))
     return index, weights / np.float32(np.linalg.norm(weights))
+
+
+def _length(text: str, words: list[str]) -> int:
+    """The sentence's length in words; in a script written without spaces a run of letters is
+    one "word", so there about two characters count as one (else every Japanese sentence would
+    look as short as "lol")."""
+    return len(words) + len(cues.UNSPACED.findall(text)) // 2
 
 
 def _hashed(named: tuple[str, ...]) -> np.ndarray:

@@ -42,6 +42,6 @@ def _is_abbreviation(head: str) -> bool:
     """The text before a period ends in an abbreviation or an initial, or is a list number ("3.")."""
     if not head.endswith("."):
         return False
-    last = head.rsplit(None, 1)[-1].rstrip(".").lower().lstrip("(\"'")
+    last = head.rsplit(None, 1)[-1].rstrip(".").lower().lstrip("(\"'@")  # "@Mr." too
     listed = last.isdigit() and head.strip() == f"{last}."
     return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or listed

@@ -43,7 +43,10 @@ FOLDS = 5
 SEED = 0
 # The lowest chatter threshold whose out-of-fold figures keep these margins over the targets.
 FLOOR_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(12))
-MIN_INFORMATIVE_RECALL = 0.97
+# 0.98, not the 0.97 of before: a dropped informative line also loses its fact type (scored end
+# to end), and once the label head read Japanese better the lowest floor at 0.97 spent the gain
+# on chatter recall (no target) instead (2026-12-02, out of fold, docs/benchmarks.md).
+MIN_INFORMATIVE_RECALL = 0.98
 MIN_NON_ENGLISH_RECALL = 0.93
 MIN_CHATTER_PRECISION = 0.93
 # The second look (with the statement's vector) drops only what it is sure of: it may cost at most
