@@ -244,6 +244,11 @@ class VectorIndex:
         positions = self._members[codes[0]] if len(codes) == 1 else _ascending(
             [self._members[c] for c in codes], len(self._vid)
         )
+        return positions[self._inside(positions, scope, view)]
+
+    def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
+        """Per position: inside the scope's workspace and visible on both time axes of the view
+        (the caller sees to the channels)."""
         bounds = self._bounds[positions]
         keep = self._ws[positions] == self._workspaces.lookup(scope.workspace)
         known = to_micros(view.known_at)
@@ -251,7 +256,25 @@ class VectorIndex:
         if not view.include_history:
             valid = to_micros(view.valid_at)
             keep &= (bounds[:, 0] <= valid) & (valid < bounds[:, 1])
-        return positions[keep]
+        return keep
+
+    def visible_matches(
+        self, found: list[tuple[int, float]], scope: Scope, view: ResolvedView, limit: int
+    ) -> dict[int, float]:
+        """Of (version row id, score) pairs, the best ``limit`` inside the scope and the view,
+        best first (ties: lower id first), as ``scope_time_sql`` would filter them. A row not
+        absorbed yet is left out (nothing could rank it)."""
+        with self._lock:
+            vids = np.fromiter((r[0] for r in found), np.int64, len(found))
+            scores = np.fromiter((r[1] for r in found), np.float64, len(found))
+            at = np.fromiter((self._pos.get(r[0], -1) for r in found), np.int64, len(found))
+            channels = [self._channels.lookup(c) for c in scope.channels]
+            keep = at >= 0
+            held = at[keep]
+            keep[keep] = self._inside(held, scope, view) & np.isin(self._ch[held], channels)
+            vids, scores = vids[keep], scores[keep]
+            best = np.lexsort((vids, -scores))[:limit]
+            return {int(vids[i]): float(scores[i]) for i in best}
 
     @property
     def size(self) -> int:
