@@ -122,9 +122,7 @@ class VectorIndex:
 
     def _columns(self) -> str:
         """Columns 0-8 are what this class reads; a subclass may select more after them."""
-        return (
-            "vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq"
-        )
+        return "vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq"
 
     def _absorb(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> None:
         missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._home})
@@ -241,8 +239,10 @@ class VectorIndex:
         codes = sorted({self._channels.lookup(c) for c in scope.channels} & self._members.keys())
         if not codes:
             return np.zeros(0, np.int64)
-        positions = self._members[codes[0]] if len(codes) == 1 else _ascending(
-            [self._members[c] for c in codes], len(self._vid)
+        positions = (
+            self._members[codes[0]]
+            if len(codes) == 1
+            else _ascending([self._members[c] for c in codes], len(self._vid))
         )
         return positions[self._inside(positions, scope, view)]
 
