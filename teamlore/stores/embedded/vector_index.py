@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 
 import numpy as np
 
@@ -48,16 +49,25 @@ class _Block:
         self.size = 0
         self.row_of: dict[str, int] = {}  # embedding key -> row
 
+    def reserve(self, extra: int, dim: int) -> None:
+        """Room for ``extra`` more rows: a bulk load (opening a store) allocates once, exactly;
+        a few rows at a time still grow by GROWTH."""
+        if self.size + extra > self._data.shape[0]:
+            self._grow(max(self.size + extra, int(self.size * GROWTH), 64), dim)
+
     def add(self, key: str, vector: np.ndarray) -> int:
         if self.size == self._data.shape[0]:
-            grown = np.zeros((max(64, int(self.size * GROWTH)), vector.shape[0]), np.float32)
-            if self.size:
-                grown[: self.size] = self._data[: self.size]
-            self._data = grown
+            self._grow(max(64, int(self.size * GROWTH)), vector.shape[0])
         self._data[self.size] = vector
         self.row_of[key] = self.size
         self.size += 1
         return self.size - 1
+
+    def _grow(self, rows: int, dim: int) -> None:
+        grown = np.zeros((rows, dim), np.float32)
+        if self.size:
+            grown[: self.size] = self._data[: self.size]
+        self._data = grown
 
     def vector(self, row: int) -> np.ndarray:
         return self._data[row]
@@ -127,6 +137,7 @@ class VectorIndex:
     def _absorb(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> None:
         missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._home})
         loaded = self._load_vectors(conn, missing) if missing else {}
+        self._reserve(rows, loaded)
         fresh = [r for r in rows if r[0] not in self._pos]
         for r in rows:
             at = self._pos.get(r[0])
@@ -158,6 +169,15 @@ class VectorIndex:
             self._join_members(channels, start)
             self._absorbed(fresh, start)
         self._seq = rows[-1][8]
+
+    def _reserve(self, rows: list[sqlite3.Row], loaded: dict[str, np.ndarray]) -> None:
+        """Room in each channel's block for the vectors just loaded (at most one per row)."""
+        if not loaded:
+            return
+        dim = len(next(iter(loaded.values())))
+        wanted = Counter(self._channels.code(r[2]) for r in rows if r[7] in loaded)
+        for channel, count in wanted.items():
+            self._blocks.setdefault(channel, _Block()).reserve(count, dim)
 
     def _place(self, channel: int, key: str | None, loaded: dict[str, np.ndarray]) -> int:
         """The row of ``key``'s vector in the channel's block (added if new there), -1 if none."""
