@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 # Open bounds are a far-future sentinel, never null, so every store can push the whole time
 # predicate into its query as plain range filters.
@@ -23,8 +23,9 @@ def to_micros(moment: datetime) -> int:
 
 
 def from_micros(micros: int) -> datetime:
-    from datetime import timedelta
-
+    # The open bound is most of what a read converts: it needs no arithmetic.
+    if micros == SENTINEL_MICROS:
+        return SENTINEL
     return _EPOCH + timedelta(microseconds=micros)
 
 

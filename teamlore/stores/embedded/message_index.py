@@ -19,7 +19,7 @@ from teamlore.domain import CONVERSATION_GAP, Message, MessageVersion, ResolvedV
 from teamlore.errors import BackendUnavailable
 from teamlore.stores.embedded.conversations import Conversations, Scores
 from teamlore.stores.embedded.database import Database
-from teamlore.stores.embedded.facts import fts_query, scope_time_sql
+from teamlore.stores.embedded.facts import fts_query
 from teamlore.stores.protocols import ErasedMessages, RawMessageHit
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
@@ -92,26 +92,21 @@ class EmbeddedMessageIndex:
         return self._ranked(scope, view, Scores(keyword, vector, _micros(periods), floor), limit)
 
     def _matches(self, text: str, scope: Scope, view: ResolvedView) -> dict[int, float]:
+        """Version row id -> bm25 of the best KEYWORD_POOL matches visible in the scope and view."""
         match = fts_query(text, scope.channels)
         if match is None:
             return {}
-        where, params = scope_time_sql(scope, view)
-        # Ranked inside FTS first (its own top-k is cheap), then joined and filtered by time: a
-        # common word then costs the pool, not every row it matches.
+        # Ranked inside FTS first (its own top-k is cheap); the scope and time filter is then
+        # the in-memory one (the same predicate as ``scope_time_sql``), not a join per match.
         rows = self._query(
-            f"SELECT v.vid, m.score FROM (SELECT rowid, -{_BM25} AS score FROM message_fts"
-            f" WHERE message_fts MATCH ? ORDER BY {_BM25} LIMIT ?) m"
-            f" JOIN message_versions v ON v.vid = m.rowid WHERE {where}"
-            " ORDER BY m.score DESC, v.vid LIMIT ?",
-            [match, FTS_POOL, *params, KEYWORD_POOL],
+            f"SELECT rowid, -{_BM25} FROM message_fts WHERE message_fts MATCH ? ORDER BY {_BM25} LIMIT ?",
+            [match, FTS_POOL],
         )
-        return {r[0]: float(r[1]) for r in rows}
+        self._refresh()
+        return self._memory.visible_matches(rows, scope, view, KEYWORD_POOL)
 
     def _ranked(self, scope: Scope, view: ResolvedView, scores: Scores, limit: int) -> list[RawMessageHit]:
-        try:
-            self._memory.refresh(self._db.conn)
-        except sqlite3.Error as exc:
-            raise BackendUnavailable(f"message index refresh failed: {exc}") from exc
+        self._refresh()
         ranked = self._memory.rank(scope, view, scores, limit)
         if not ranked:
             return []
@@ -121,6 +116,12 @@ class EmbeddedMessageIndex:
         )
         by_vid = {r[0]: r for r in rows}
         return [RawMessageHit(_version(by_vid[vid]), score) for vid, score in ranked if vid in by_vid]
+
+    def _refresh(self) -> None:
+        try:
+            self._memory.refresh(self._db.conn)
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"message index refresh failed: {exc}") from exc
 
     def _query(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
         try:

@@ -3,24 +3,29 @@ refreshed from the SQLite file.
 
 Every version row is mirrored here with its scope and its four time bounds as integer arrays, so
 the scope and time predicate are compiled into the semantic query as a vectorised mask, exactly as
-the SQL queries compile them. Vectors are stored once per embedding key (many versions share one
-statement); a query scores each distinct vector once and gathers. A row without a vector yet is
-held too (``row`` -1): it is never a semantic hit, but its place in the mask is known.
+the SQL queries compile them. A query touches only its scope: each channel keeps the positions of
+its rows and its own contiguous block of vectors, stored once per embedding key (many versions
+share one statement), so scoring a scope of two channels multiplies those two blocks, not the
+store (exact search is bound by memory bandwidth). A row without a vector yet is held too (``row``
+-1): it is never a semantic hit, but its place in the mask is known.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 
 import numpy as np
 
 from teamlore.domain import ResolvedView, Scope
 from teamlore.timeutil import to_micros
 
-# Below 1/GATHER_SHARE of the vectors, a query copies the scope's rows out and multiplies those;
-# above it, multiplying every vector and picking the scope's scores is cheaper (no large copy).
+# Below 1/GATHER_SHARE of a channel's vectors, a query copies the rows it needs out and multiplies
+# those; above it, multiplying the channel's block and picking the scores is cheaper (no copy).
 GATHER_SHARE = 8
+# A block grows by this factor when full (amortised appends; at most a third of it unused).
+GROWTH = 1.5
 
 
 class _Codes:
@@ -34,6 +39,54 @@ class _Codes:
 
     def lookup(self, name: str) -> int:
         return self.by_name.get(name, -1)
+
+
+class _Block:
+    """One channel's vectors, contiguous and in the order first seen; one row per embedding key."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros((0, 0), np.float32)
+        self.size = 0
+        self.row_of: dict[str, int] = {}  # embedding key -> row
+
+    def reserve(self, extra: int, dim: int) -> None:
+        """Room for ``extra`` more rows: a bulk load (opening a store) allocates once, exactly;
+        a few rows at a time still grow by GROWTH."""
+        if self.size + extra > self._data.shape[0]:
+            self._grow(max(self.size + extra, int(self.size * GROWTH), 64), dim)
+
+    def add(self, key: str, vector: np.ndarray) -> int:
+        if self.size == self._data.shape[0]:
+            self._grow(max(64, int(self.size * GROWTH)), vector.shape[0])
+        self._data[self.size] = vector
+        self.row_of[key] = self.size
+        self.size += 1
+        return self.size - 1
+
+    def _grow(self, rows: int, dim: int) -> None:
+        grown = np.zeros((rows, dim), np.float32)
+        if self.size:
+            grown[: self.size] = self._data[: self.size]
+        self._data = grown
+
+    def vector(self, row: int) -> np.ndarray:
+        return self._data[row]
+
+    def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Cosine of ``query`` with each of ``rows``: only the block up to the last row asked
+        (rows come in the order first seen, so an early ``known_at`` reads a prefix)."""
+        block = self._data[: int(rows.max()) + 1]
+        if rows.size * GATHER_SHARE < block.shape[0]:
+            return _dot(block[rows], query)
+        return _dot(block, query)[rows]
+
+
+def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``matrix @ query`` in numpy's own single-threaded loop, not BLAS: a matrix-vector product
+    is bound by memory, and BLAS threads on a shared 2-core machine wait for a core (about 12 ms a
+    call under load) while the two halves of a hybrid search already run side by side. Each row's
+    result depends on that row alone, whatever the block's size."""
+    return np.einsum("ij,j->i", matrix, query)
 
 
 class VectorIndex:
@@ -54,9 +107,10 @@ class VectorIndex:
         self._ws = np.zeros(0, np.int32)
         self._ch = np.zeros(0, np.int32)
         self._bounds = np.zeros((0, 4), np.int64)  # valid_from, valid_to, recorded_from, recorded_to
-        self._row = np.zeros(0, np.int32)  # row of the vector in _matrix
-        self._keys: dict[str, int] = {}
-        self._matrix = np.zeros((0, 0), np.float32)
+        self._row = np.zeros(0, np.int32)  # row of the vector in its channel's block
+        self._members: dict[int, np.ndarray] = {}  # channel code -> positions of its rows, ascending
+        self._blocks: dict[int, _Block] = {}  # channel code -> its vectors
+        self._home: dict[str, tuple[int, int]] = {}  # embedding key -> (channel, row) first held
 
     def refresh(self, conn: sqlite3.Connection) -> bool:
         """Pull every version row written, closed or given a vector since the last refresh;
@@ -78,62 +132,91 @@ class VectorIndex:
 
     def _columns(self) -> str:
         """Columns 0-8 are what this class reads; a subclass may select more after them."""
-        return (
-            "vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq"
-        )
+        return "vid, workspace, channel, valid_from, valid_to, recorded_from, recorded_to, embedding_key, seq"
 
     def _absorb(self, conn: sqlite3.Connection, rows: list[sqlite3.Row]) -> None:
-        missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._keys})
-        if missing:
-            self._load_vectors(conn, missing)
+        missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._home})
+        loaded = self._load_vectors(conn, missing) if missing else {}
+        self._reserve(rows, loaded)
         fresh = [r for r in rows if r[0] not in self._pos]
         for r in rows:
             at = self._pos.get(r[0])
             if at is not None:  # a version closed, or given a vector, since we saw it
                 self._bounds[at] = (r[3], r[4], r[5], r[6])
-                self._row[at] = self._keys.get(r[7], -1) if r[7] is not None else -1
+                self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
         if fresh:
             start = len(self._vid)
+            channels = [self._channels.code(r[2]) for r in fresh]
             self._vid = np.concatenate([self._vid, np.fromiter((r[0] for r in fresh), np.int64)])
             self._ws = np.concatenate(
                 [self._ws, np.fromiter((self._workspaces.code(r[1]) for r in fresh), np.int32)]
             )
-            self._ch = np.concatenate(
-                [self._ch, np.fromiter((self._channels.code(r[2]) for r in fresh), np.int32)]
-            )
+            self._ch = np.concatenate([self._ch, np.asarray(channels, np.int32)])
             self._bounds = np.concatenate(
                 [self._bounds, np.array([(r[3], r[4], r[5], r[6]) for r in fresh], np.int64)]
             )
             self._row = np.concatenate(
                 [
                     self._row,
-                    np.fromiter((-1 if r[7] is None else self._keys.get(r[7], -1) for r in fresh), np.int32),
+                    np.fromiter(
+                        (self._place(c, r[7], loaded) for c, r in zip(channels, fresh, strict=True)),
+                        np.int32,
+                    ),
                 ]
             )
             for offset, r in enumerate(fresh):
                 self._pos[r[0]] = start + offset
+            self._join_members(channels, start)
             self._absorbed(fresh, start)
         self._seq = rows[-1][8]
+
+    def _reserve(self, rows: list[sqlite3.Row], loaded: dict[str, np.ndarray]) -> None:
+        """Room in each channel's block for the vectors just loaded (at most one per row)."""
+        if not loaded:
+            return
+        dim = len(next(iter(loaded.values())))
+        wanted = Counter(self._channels.code(r[2]) for r in rows if r[7] in loaded)
+        for channel, count in wanted.items():
+            self._blocks.setdefault(channel, _Block()).reserve(count, dim)
+
+    def _place(self, channel: int, key: str | None, loaded: dict[str, np.ndarray]) -> int:
+        """The row of ``key``'s vector in the channel's block (added if new there), -1 if none."""
+        if key is None:
+            return -1
+        block = self._blocks.setdefault(channel, _Block())
+        row = block.row_of.get(key)
+        if row is not None:
+            return row
+        vector = loaded.get(key)
+        if vector is None and key in self._home:
+            held, at = self._home[key]
+            vector = self._blocks[held].vector(at)
+        if vector is None:
+            return -1
+        row = block.add(key, vector)
+        self._home.setdefault(key, (channel, row))
+        return row
+
+    def _join_members(self, channels: list[int], start: int) -> None:
+        codes = np.asarray(channels, np.int32)
+        for channel in np.unique(codes):
+            added = start + np.flatnonzero(codes == channel)
+            held = self._members.get(int(channel))
+            self._members[int(channel)] = added if held is None else np.concatenate([held, added])
 
     def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
         """Rows ``fresh`` now sit at positions ``start``...: a subclass keeps its own arrays."""
 
-    def _load_vectors(self, conn: sqlite3.Connection, keys: list[str]) -> None:
-        found: list[tuple[str, np.ndarray]] = []
+    def _load_vectors(self, conn: sqlite3.Connection, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
             marks = ",".join("?" * len(chunk))
             for key, blob in conn.execute(
                 f"SELECT key, vector FROM embeddings WHERE key IN ({marks})", chunk
             ):
-                found.append((key, np.frombuffer(blob, dtype=np.float32)))
-        if not found:
-            return
-        block = np.vstack([v for _, v in found])
-        base = self._matrix.shape[0]
-        self._matrix = block if base == 0 else np.vstack([self._matrix, block])
-        for offset, (key, _) in enumerate(found):
-            self._keys[key] = base + offset
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
 
     def search(
         self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
@@ -143,7 +226,8 @@ class VectorIndex:
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
-            candidates = np.flatnonzero(self._mask(scope, view) & (self._row >= 0))
+            candidates = self._visible(scope, view)
+            candidates = candidates[self._row[candidates] >= 0]
             if candidates.size == 0:
                 return []
             scores = self._cosines(vector, candidates)
@@ -158,25 +242,68 @@ class VectorIndex:
 
     def _cosines(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Cosine of each row at ``positions`` (all holding a vector) with ``vector``."""
-        rows = self._row[positions]
         query = np.asarray(vector, np.float32)
-        if rows.size * GATHER_SHARE < self._matrix.shape[0]:
-            # A small scope: copying its rows out costs less than multiplying every vector.
-            return self._matrix[rows] @ query
-        return (self._matrix @ query)[rows]
+        channels = self._ch[positions]
+        first = int(channels[0]) if channels.size else 0
+        if channels.size == 0 or (channels == first).all():
+            return self._blocks[first].scores(query, self._row[positions])
+        out = np.empty(positions.size, np.float32)
+        for channel in np.unique(channels):
+            inside = channels == channel
+            out[inside] = self._blocks[int(channel)].scores(query, self._row[positions[inside]])
+        return out
 
-    def _mask(self, scope: Scope, view: ResolvedView) -> np.ndarray:
-        """Rows inside the scope and visible on both time axes of the view."""
-        ws = self._workspaces.lookup(scope.workspace)
-        channels = [self._channels.lookup(c) for c in scope.channels]
-        mask = (self._ws == ws) & np.isin(self._ch, channels)
+    def _visible(self, scope: Scope, view: ResolvedView) -> np.ndarray:
+        """Positions, ascending, of the rows inside the scope and visible on both time axes of the
+        view; only the scope's channels are looked at."""
+        codes = sorted({self._channels.lookup(c) for c in scope.channels} & self._members.keys())
+        if not codes:
+            return np.zeros(0, np.int64)
+        positions = (
+            self._members[codes[0]]
+            if len(codes) == 1
+            else _ascending([self._members[c] for c in codes], len(self._vid))
+        )
+        return positions[self._inside(positions, scope, view)]
+
+    def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
+        """Per position: inside the scope's workspace and visible on both time axes of the view
+        (the caller sees to the channels)."""
+        bounds = self._bounds[positions]
+        keep = self._ws[positions] == self._workspaces.lookup(scope.workspace)
         known = to_micros(view.known_at)
-        mask &= (self._bounds[:, 2] <= known) & (known < self._bounds[:, 3])
+        keep &= (bounds[:, 2] <= known) & (known < bounds[:, 3])
         if not view.include_history:
             valid = to_micros(view.valid_at)
-            mask &= (self._bounds[:, 0] <= valid) & (valid < self._bounds[:, 1])
-        return mask
+            keep &= (bounds[:, 0] <= valid) & (valid < bounds[:, 1])
+        return keep
+
+    def visible_matches(
+        self, found: list[tuple[int, float]], scope: Scope, view: ResolvedView, limit: int
+    ) -> dict[int, float]:
+        """Of (version row id, score) pairs, the best ``limit`` inside the scope and the view,
+        best first (ties: lower id first), as ``scope_time_sql`` would filter them. A row not
+        absorbed yet is left out (nothing could rank it)."""
+        with self._lock:
+            vids = np.fromiter((r[0] for r in found), np.int64, len(found))
+            scores = np.fromiter((r[1] for r in found), np.float64, len(found))
+            at = np.fromiter((self._pos.get(r[0], -1) for r in found), np.int64, len(found))
+            channels = [self._channels.lookup(c) for c in scope.channels]
+            keep = at >= 0
+            held = at[keep]
+            keep[keep] = self._inside(held, scope, view) & np.isin(self._ch[held], channels)
+            vids, scores = vids[keep], scores[keep]
+            best = np.lexsort((vids, -scores))[:limit]
+            return {int(vids[i]): float(scores[i]) for i in best}
 
     @property
     def size(self) -> int:
         return len(self._vid)
+
+
+def _ascending(parts: list[np.ndarray], size: int) -> np.ndarray:
+    """The union of disjoint position arrays in ascending order (a flag per row: no sort)."""
+    flags = np.zeros(size, bool)
+    for part in parts:
+        flags[part] = True
+    return np.flatnonzero(flags)

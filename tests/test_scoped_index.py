@@ -1,0 +1,220 @@
+"""The in-memory indexes look only at the scope (a block of vectors per channel, the neighbour
+spread computed only where a message is visible) and still rank exactly as a search over every
+row would: each is checked against a brute-force reference that reads every row from the file."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from teamlore.domain import ReadView, ResolvedView, Scope
+from teamlore.stores.embedded.conversations import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, Scores
+from teamlore.stores.embedded.facts import fts_query, scope_time_sql
+from teamlore.timeutil import to_micros
+
+from .conftest import WS, event
+from .helpers import put
+
+CHANNELS = ("C1", "C2", "C3")
+WORDS = "deploy billing atlas freeze canary owner friday budget kafka vault".split()
+START = datetime(2026, 1, 5, 9, tzinfo=UTC)
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's hash (no meaning needed to compare rankings)."""
+
+    name = "test/hash-384"
+
+    def _vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from teamlore.app import Teamlore
+    from teamlore.config import Settings
+
+    from .conftest import Clock
+
+    clock = Clock(START + timedelta(days=30))
+    lore = Teamlore(
+        Settings(data_dir=tmp_path_factory.mktemp("scoped"), _env_file=None),
+        embedder=HashEmbedder(),
+        clock=clock,
+    )
+    put(lore, *_history())
+    yield lore
+    lore.close()
+
+
+def _history() -> list:
+    """Three channels over two days, with threads, emoji-only messages and edited texts."""
+    rng = np.random.default_rng(5)
+    events, posted = [], {}
+    for i in range(150):
+        channel = CHANNELS[i % 3]
+        ts = START + timedelta(minutes=int(i * 17 + rng.integers(0, 10)))
+        words = " ".join(rng.choice(WORDS, 4))
+        text = "🚀" if i % 13 == 0 else f"We decided the {words} budget is {i} dollars."
+        fields = {}
+        if i % 7 == 3 and posted.get(channel):
+            fields["thread_id"] = posted[channel]  # a reply in the channel's last thread
+        message_id = f"{i + 1}.000100"
+        posted.setdefault(channel, message_id)
+        events.append(event(text, channel=channel, message_id=message_id, ts=_iso(ts), **fields))
+        if i % 11 == 5:  # edited an hour later: a closed version
+            edited = f"We decided the {words} budget is {i + 1} dollars."
+            events.append(
+                event(edited, kind="message.edited", channel=channel, message_id=message_id, ts=_iso(ts))
+            )
+    return events
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _views(now: datetime) -> list[ResolvedView]:
+    middle = START + timedelta(days=1)
+    return [
+        ReadView().resolved(now),
+        ReadView(valid_at=middle).resolved(now),
+        ReadView(known_at=middle).resolved(now),
+        ReadView(include_history=True).resolved(now),
+    ]
+
+
+def _scopes() -> list[Scope]:
+    return [Scope(WS, list(c)) for n in (1, 2, 3) for c in itertools.combinations(CHANNELS, n)]
+
+
+def _rows(conn, table: str) -> list:
+    return conn.execute(
+        f"SELECT t.vid, t.workspace, t.channel, t.valid_from, t.valid_to, t.recorded_from, t.recorded_to,"
+        f" e.vector FROM {table} t LEFT JOIN embeddings e ON e.key = t.embedding_key ORDER BY t.vid"
+    ).fetchall()
+
+
+def _visible_rows(rows: list, scope: Scope, view: ResolvedView) -> list:
+    known, valid = to_micros(view.known_at), to_micros(view.valid_at)
+    return [
+        r
+        for r in rows
+        if r[1] == scope.workspace
+        and r[2] in scope.channels
+        and r[5] <= known < r[6]
+        and (view.include_history or r[3] <= valid < r[4])
+    ]
+
+
+def _cosine(blob: bytes, query: np.ndarray) -> float:
+    return float(np.dot(np.frombuffer(blob, np.float32).astype(np.float64), query.astype(np.float64)))
+
+
+def _same(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
+    assert [vid for vid, _ in found] == [vid for vid, _ in expected]
+    assert np.allclose([s for _, s in found], [s for _, s in expected], atol=1e-5)
+
+
+def test_fact_vectors_are_searched_per_scope_exactly_as_over_every_row(store):
+    facts = store.stores.facts
+    facts._index.refresh(store.stores.db.conn)
+    rows = _rows(store.stores.db.conn, "fact_versions")
+    assert len({r[2] for r in rows}) == 3
+    for scope, view, text in itertools.product(_scopes(), _views(store.clock()), WORDS[:3]):
+        query = HashEmbedder().embed_query(text)
+        scored = [(r[0], _cosine(r[7], query)) for r in _visible_rows(rows, scope, view) if r[7] is not None]
+        expected = sorted(scored, key=lambda p: (-p[1], p[0]))[:7]
+        _same(facts._index.search(query, scope, view, 7), expected)
+
+
+def test_messages_rank_per_scope_exactly_as_over_every_slot(store):
+    index = store.stores.message_index
+    conn = store.stores.db.conn
+    index._refresh()
+    rows = _rows(conn, "message_versions")
+    periods = ((to_micros(START + timedelta(hours=20)), to_micros(START + timedelta(hours=30))),)
+    for scope, view in itertools.product(_scopes(), _views(store.clock())):
+        for text, asked in itertools.product(WORDS[:2], ((True, False), (False, True), (True, True))):
+            keyword = _keyword(conn, text, scope, view) if asked[0] else None
+            vector = HashEmbedder().embed_query(text) if asked[1] else None
+            for lifted in ((), periods):
+                scores = Scores(keyword, vector, lifted)
+                expected = _reference_rank(index._memory, rows, scope, view, scores, 9)
+                _same(index._memory.rank(scope, view, scores, 9), expected)
+                if keyword is not None:
+                    assert index._matches(text, scope, view) == keyword
+
+
+def _keyword(conn, text: str, scope: Scope, view: ResolvedView) -> dict[int, float]:
+    """The keyword matches as a join in SQL computes them (the filter the index now applies)."""
+    where, params = scope_time_sql(scope, view)
+    bm25 = "bm25(message_fts, 1.0, 1.0, 0.0)"
+    found = conn.execute(
+        f"SELECT v.vid, m.score FROM (SELECT rowid, -{bm25} AS score FROM message_fts"
+        f" WHERE message_fts MATCH ? ORDER BY {bm25} LIMIT 4000) m JOIN message_versions v ON v.vid = m.rowid"
+        f" WHERE {where} ORDER BY m.score DESC, v.vid LIMIT 1000",
+        [fts_query(text, scope.channels), *params],
+    ).fetchall()
+    return {r[0]: float(r[1]) for r in found}
+
+
+def _reference_rank(memory, rows, scope, view, scores: Scores, limit: int) -> list[tuple[int, float]]:
+    """The ranking computed over every slot of the store, every visible row's cosine from the file."""
+    slots = len(memory._parent_key)
+    visible = _visible_rows(rows, scope, view)
+    at = {r[0]: memory._pos[r[0]] for r in visible}
+    row_of_slot = np.full(slots, -1)
+    for r in visible:
+        row_of_slot[memory._row_slot[at[r[0]]]] = at[r[0]]
+    blend = np.zeros(slots)
+    if scores.keyword is not None:
+        part = np.zeros(slots)
+        for vid, score in scores.keyword.items():
+            slot = memory._row_slot[memory._pos[vid]]
+            part[slot] = max(part[slot], score)
+        top = part.max()
+        blend += (part / top if top > 0 else part) * (KEYWORD_SHARE if scores.vector is not None else 1.0)
+    if scores.vector is not None:
+        held = [r for r in visible if r[7] is not None]
+        cosines = np.array([_cosine(r[7], scores.vector) for r in held])
+        part = np.zeros(slots)
+        if held:
+            top = cosines.max()
+            floor = min(float(np.median(cosines)), top - MIN_SPAN)
+            part[[memory._row_slot[at[r[0]]] for r in held]] = np.clip(
+                (cosines - floor) / (top - floor), 0, None
+            )
+        blend += part * (1 - KEYWORD_SHARE if scores.keyword is not None else 1.0)
+    spread = blend.copy()
+    for step, neighbour in enumerate(memory._neighbours()):
+        weight = SPREAD * (FAR if step % 2 else 1.0)
+        spread += weight * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
+    wordy = np.zeros(slots, bool)
+    for r in visible:
+        wordy[memory._row_slot[at[r[0]]]] = memory._row_wordy[at[r[0]]]
+    spread = np.where(wordy, spread, blend)
+    for start, end in scores.periods:
+        inside = (memory._slot_ts >= start) & (memory._slot_ts < end)
+        spread += PERIOD_LIFT * spread.max(initial=0.0) * inside
+    spread[row_of_slot < 0] = 0.0
+    # Ties at the cut go as they always went: the best ``limit`` by a partition over the slots in
+    # order, then best first.
+    candidates = np.flatnonzero(spread > 0)
+    if candidates.size > limit:
+        candidates = candidates[np.argpartition(-spread[candidates], limit - 1)[:limit]]
+    ranked = [(int(memory._vid[row_of_slot[s]]), float(spread[s])) for s in candidates]
+    return sorted(ranked, key=lambda p: (-p[1], p[0]))
