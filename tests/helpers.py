@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
 from teamlore.app import Teamlore
 from teamlore.domain import Fact, Message, MessageEvent
 from teamlore.extraction import Extraction, ExtractionStatus
@@ -29,3 +34,21 @@ def only_fact(lore: Teamlore, result: IngestResult) -> Fact:
 
 def supersede(lore: Teamlore, older: Fact, newer: Fact) -> Fact:
     return mutations.supersede(lore.stores.facts, older, newer, lore.clock(), "test")
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's hash: no meaning at all, and no calibration (for
+    comparing rankings, or reading statements by their words alone)."""
+
+    name = "test/hash-384"
+
+    def _vector(self, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+        return vector / np.linalg.norm(vector)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)

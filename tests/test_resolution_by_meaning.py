@@ -4,36 +4,15 @@ nothing."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
-
-import numpy as np
-
 from teamlore.workers import lifecycle
 from teamlore.workers.resolver import candidate_terms
 
 from .conftest import WS, event
-from .helpers import put
+from .helpers import HashEmbedder, put
 
 OLDER = "The quarterly planning offsite is in Lisbon."
 NEWER = "planning offsite is in Porto"
 
-
-class HashEmbedder:
-    """Deterministic unit vectors from a text's hash: no meaning at all, and no calibration."""
-
-    name = "test/hash-384"
-
-    def _vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vector(text)
 
 
 def _statuses(lore, channel: str = "C1") -> dict[str, str]:

@@ -4,9 +4,7 @@ row would: each is checked against a brute-force reference that reads every row 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -18,28 +16,12 @@ from teamlore.stores.embedded.facts import fts_query, scope_time_sql
 from teamlore.timeutil import to_micros
 
 from .conftest import WS, event
-from .helpers import put
+from .helpers import HashEmbedder, put
 
 CHANNELS = ("C1", "C2", "C3")
 WORDS = "deploy billing atlas freeze canary owner friday budget kafka vault".split()
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
 
-
-class HashEmbedder:
-    """Deterministic unit vectors from a text's hash (no meaning needed to compare rankings)."""
-
-    name = "test/hash-384"
-
-    def _vector(self, text: str) -> np.ndarray:
-        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-        vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-        return vector / np.linalg.norm(vector)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vector(text)
 
 
 @pytest.fixture(scope="module")
