@@ -132,26 +132,26 @@ def test_an_embedder_outage_falls_back_to_keyword_through_the_gate(lore, retired
     assert _ids(result) & set(retired.values()) == {retired["live"]}
 
 
-def test_a_bug_in_the_hybrid_path_is_an_error_not_a_quiet_fallback(lore, retired, monkeypatch):
-    def buggy(*args, **kwargs):
-        raise TypeError("a programming error")
+def _raising(error: Exception):
+    """A raw query that fails with ``error``."""
 
-    monkeypatch.setattr(lore.stores.facts, "_hybrid", buggy)
+    def fail(*args, **kwargs):
+        raise error
+
+    return fail
+
+
+def test_a_bug_in_the_hybrid_path_is_an_error_not_a_quiet_fallback(lore, retired, monkeypatch):
+    monkeypatch.setattr(lore.stores.facts, "_hybrid", _raising(TypeError("a programming error")))
     with pytest.raises(TypeError, match="a programming error"):
         lore.reader.search(QUERY, SCOPE, mode=SearchMode.HYBRID)
     # The control: the same place failing as a backend fails falls back to keyword.
-    def down(*args, **kwargs):
-        raise BackendUnavailable("down")
-
-    monkeypatch.setattr(lore.stores.facts, "_hybrid", down)
+    monkeypatch.setattr(lore.stores.facts, "_hybrid", _raising(BackendUnavailable("down")))
     assert lore.reader.search(QUERY, SCOPE, mode=SearchMode.HYBRID).receipt.fallback_taken
 
 
 def test_keyword_failure_is_an_error_not_an_empty_result(lore, retired, monkeypatch):
-    def broken(*args, **kwargs):
-        raise BackendUnavailable("disk gone")
-
-    monkeypatch.setattr(lore.stores.facts, "_keyword", broken)
+    monkeypatch.setattr(lore.stores.facts, "_keyword", _raising(BackendUnavailable("disk gone")))
     with pytest.raises(BackendUnavailable, match="disk gone"):
         lore.reader.search(QUERY, SCOPE, mode=SearchMode.KEYWORD)
 
