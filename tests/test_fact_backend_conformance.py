@@ -207,6 +207,54 @@ def test_the_time_predicate_is_compiled_into_every_read(store, write, embedder):
     assert new.recorded_to == SENTINEL
 
 
+def _chain(write, channels: tuple[str, ...]) -> None:
+    """f_0 superseded by f_1 by f_2 ..., each link recorded a day after the one before."""
+    facts = [
+        write(
+            _fact(
+                f"The Atlas launch is on March {3 + i}.",
+                f"f_{i}",
+                channel=ch,
+                recorded_from=NOW + timedelta(days=i),
+            )
+        )
+        for i, ch in enumerate(channels)
+    ]
+    for old, new in zip(facts, facts[1:], strict=False):
+        closed = dataclasses.replace(
+            old,
+            version=2,
+            recorded_from=new.recorded_from,
+            status=FactStatus.SUPERSEDED,
+            superseded_by=new.fact_id,
+        )
+        write(closed, replaces=old)
+
+
+def test_following_reads_the_superseded_by_chain_link_by_link_within_scope_and_time(store, write):
+    _chain(write, ("C1", "C1", "C1", "C2", "C1"))
+    end = NOW + timedelta(days=10)
+    history = _view(known_at=end, history=True)
+
+    def following(scope, view=history, steps=8):
+        found = store._following(["f_0"], scope, view, steps)
+        return {h.fact.fact_id: h.fact.version for h in found}
+
+    # Every link followed from the version read: the closed ones (version 2) and the current end.
+    assert following(BOTH) == {"f_0": 2, "f_1": 2, "f_2": 2, "f_3": 2, "f_4": 1}
+    # No further than ``steps`` links.
+    assert following(BOTH, steps=1) == {"f_0": 2, "f_1": 2}
+    assert following(BOTH, steps=0) == {"f_0": 2}
+    # A link into a channel out of scope is not read, nor anything behind it (control: BOTH above).
+    assert following(C1) == {"f_0": 2, "f_1": 2, "f_2": 2}
+    # Known before the second link was recorded: f_1 was then current and superseded by nothing.
+    assert following(BOTH, _view(known_at=NOW + timedelta(days=1, hours=1), history=True)) == {
+        "f_0": 2,
+        "f_1": 1,
+    }
+    assert store._following([], BOTH, history, 8) == []
+
+
 def test_list_is_newest_valid_from_first(store, write):
     for i in range(3):
         write(_fact(f"Status report {i} is out.", f"f_{i}", valid_from=T0 + timedelta(days=i)))

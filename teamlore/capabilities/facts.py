@@ -331,14 +331,18 @@ class FactReader:
         ]
 
     def _judge(
-        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, follow: int = 0
     ) -> tuple[dict[str, FactView], dict[str, Judged]]:
-        """Of the facts known at ``view.known_at``: the ones that may be shown under ``view``, and
-        why each other may not (with what superseded it)."""
+        """Of the facts known at ``view.known_at`` (and of those that superseded them, up to
+        ``follow`` links away): the ones that may be shown under ``view``, and why each other may
+        not (with what superseded it)."""
         if not fact_ids:
             return {}, {}
         known = ResolvedView(view.valid_at, view.known_at, include_history=True)
-        raw = self._by_ids(fact_ids, scope, known)
+        if follow:
+            raw = self._backend._following(list(dict.fromkeys(fact_ids)), scope, known, follow)
+        else:
+            raw = self._by_ids(fact_ids, scope, known)
         sources = self._sources(hit.fact for hit in raw)
         shown: dict[str, FactView] = {}
         refused: dict[str, Judged] = {}

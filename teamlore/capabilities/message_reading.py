@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 
@@ -47,7 +48,11 @@ QUESTION_WEIGHT = 0.8
 FetchMessages = Callable[[int], list[RawMessageHit]]
 # The fact reader's judgement of fact ids under a view: the view of each fact that may be shown,
 # and why each other known fact may not (a fact unknown at the moment read is in neither).
-Judge = Callable[[Sequence[str], Scope, ResolvedView], tuple[dict[str, FactView], dict[str, "Judged"]]]
+# ``follow``: judge too the facts that superseded them, up to that many links away (one read).
+class Judge(Protocol):
+    def __call__(
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, follow: int = 0
+    ) -> tuple[dict[str, FactView], dict[str, Judged]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +152,13 @@ class MessageSide:
         """Retired fact id -> the fact visible now at the end of its "superseded by" chain."""
         found: dict[str, FactView] = {}
         pending = {fid: j.superseded_by for fid, j in refused.items() if j.superseded_by}
+        if not pending:
+            return found
+        # The whole chain in one read; then walked here, link by link.
+        shown, still = judge(sorted({s for s in pending.values() if s}), scope, view, MAX_HOPS - 1)
         for _ in range(MAX_HOPS):
             if not pending:
                 break
-            shown, still = judge(sorted({s for s in pending.values() if s}), scope, view)
             following: dict[str, str | None] = {}
             for origin, successor in pending.items():
                 if successor in shown:

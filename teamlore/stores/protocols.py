@@ -129,6 +129,13 @@ class FactBackend(Protocol):
 
     def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]: ...
 
+    # ``_by_ids`` of these facts and of the facts that superseded them, link by link, up to
+    # ``steps`` links away (each link read from the version ``_by_ids`` gives): a replaced
+    # value's chain to the current one in one call.
+    def _following(
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, steps: int
+    ) -> list[RawHit]: ...
+
     def _versions(self, fact_id: str, scope: Scope) -> list[Fact]: ...
 
     # The write path's own lookups (pipeline only; never exposed to readers).

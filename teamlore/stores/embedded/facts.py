@@ -177,6 +177,22 @@ class EmbeddedFactBackend:
         )
         return [RawHit(_row_to_fact(r), 0.0) for r in rows]
 
+    def _following(
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, steps: int
+    ) -> list[RawHit]:
+        if not fact_ids:
+            return []
+        where, params = scope_time_sql(scope, view, by_id=True)
+        rows = self._query(
+            "WITH RECURSIVE chain(fact_id, step) AS (SELECT value, 0 FROM json_each(?)"
+            " UNION SELECT v.superseded_by, chain.step + 1 FROM chain JOIN fact_versions v"
+            f" ON v.fact_id = chain.fact_id WHERE chain.step < ? AND v.superseded_by IS NOT NULL AND {where})"
+            f" SELECT {_V_COLUMNS} FROM fact_versions v"
+            f" WHERE v.fact_id IN (SELECT fact_id FROM chain) AND {where}",
+            [json.dumps(list(fact_ids)), steps, *params, *params],
+        )
+        return [RawHit(_row_to_fact(r), 0.0) for r in rows]
+
     def _versions(self, fact_id: str, scope: Scope) -> list[Fact]:
         channels = sorted(scope.channels)
         rows = self._query(

@@ -151,6 +151,22 @@ class WeaviateFactBackend:
             )
         return [RawHit(to_fact(o.properties), 0.0) for o in found.objects]
 
+    def _following(
+        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, steps: int
+    ) -> list[RawHit]:
+        found: list[RawHit] = []
+        seen: set[str] = set()
+        wanted = list(fact_ids)
+        for _ in range(steps + 1):
+            wanted = [fact_id for fact_id in dict.fromkeys(wanted) if fact_id not in seen]
+            if not wanted:
+                break
+            seen.update(wanted)
+            hits = self._by_ids(wanted, scope, view)
+            found += hits
+            wanted = [hit.fact.superseded_by for hit in hits if hit.fact.superseded_by]
+        return found
+
     def _versions(self, fact_id: str, scope: Scope) -> list[Fact]:
         where = Filter.by_property("fact_id").equal(fact_id) & filters.compile_filters(scope, None)
         return [to_fact(p) for p in self._walk(where, "version", "versions")]
