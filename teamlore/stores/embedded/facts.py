@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -104,6 +105,7 @@ class EmbeddedFactBackend:
         self._db = db
         self._audit = audit
         self._index = VectorIndex()
+        self._beside: ThreadPoolExecutor | None = None  # the semantic half of a hybrid search
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
 
@@ -145,8 +147,15 @@ class EmbeddedFactBackend:
         limit: int,
         floor: float = -1.0,
     ) -> list[RawHit]:
-        keyword = self._keyword(text, scope, view, limit)
-        semantic = self._semantic(vector, scope, view, limit, floor)
+        # The two halves side by side, as the reader runs the fact and message halves: SQLite
+        # and numpy release the GIL, so this costs about the slower half, not the sum.
+        if self._beside is None:
+            self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fact-semantic")
+        pending = self._beside.submit(self._semantic, vector, scope, view, limit, floor)
+        try:
+            keyword = self._keyword(text, scope, view, limit)
+        finally:
+            semantic = pending.result()
         fused: dict[str, float] = {}
         facts: dict[str, Fact] = {}
         for hits in (keyword, semantic):
