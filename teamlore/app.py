@@ -50,7 +50,7 @@ def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
     pages, the audit log, review items and tombstones."""
     if settings.mongo_url:
-        from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
+        from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
 
         s = settings
         return MongoStores(s.db_path, s.mongo_url, s.mongo_db, s.mongo_timeout_s, s.hash_secret)
