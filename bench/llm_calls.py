@@ -31,10 +31,10 @@ from synthetic import HashEmbedder  # noqa: E402
 
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.importing import import_items  # noqa: E402
+from teamlore.capabilities.reindex import reindex_channel  # noqa: E402
 from teamlore.config import Settings  # noqa: E402
 from teamlore.connectors.events_file import read_events_file  # noqa: E402
 from teamlore.workers.pipeline import ingest  # noqa: E402
-from teamlore.workers.reindex import reindex_channel  # noqa: E402
 from tests.llm_server import ScriptedModel  # noqa: E402
 
 SAMPLE = ROOT / "teamlore" / "samples" / "acme.jsonl"

@@ -19,6 +19,7 @@ from teamlore.capabilities.review import ReviewDesk
 from teamlore.config import Settings
 from teamlore.domain import AttachmentKind, MediaReference, MessageEvent, ReadView, Scope
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
+from teamlore.errors import ConfigurationError
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
 from teamlore.stores.embedded import EmbeddedStores
@@ -28,11 +29,12 @@ from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.meaning import Meaning
-from teamlore.workers.pipeline import PipelineDeps, ingest
+from teamlore.workers.pipeline import IngestResult, PipelineDeps, ingest
 from teamlore.workers.resolver import HeuristicResolver, Resolver
 
 if TYPE_CHECKING:
     from teamlore.llm.client import ModelClient
+    from teamlore.stores.weaviate.importer import CopyReport
     from teamlore.workers.producer import Producer
 
 # Builds a server fact store beside the SQLite file (which keeps messages, audit, vectors, pages).
@@ -46,11 +48,25 @@ def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBacke
     return open_fact_store(settings, stores.audit, stores.embeddings)
 
 
+def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
+    """Copy every fact version of the SQLite file, with its vector, into the Weaviate collection
+    (``teamlore weaviate load-facts``)."""
+    from teamlore.stores.embedded.facts import EmbeddedFactBackend
+    from teamlore.stores.weaviate.facts import WeaviateFactBackend
+    from teamlore.stores.weaviate.importer import copy_versions
+
+    target = lore.stores.facts
+    if not isinstance(target, WeaviateFactBackend):
+        raise ConfigurationError("set TEAMLORE_WEAVIATE_URL to the server to load the facts into")
+    source = EmbeddedFactBackend(lore.stores.db, lore.stores.audit)
+    return copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
+
+
 def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
     pages, the audit log, review items and tombstones."""
     if settings.mongo_url:
-        from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
+        from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
 
         s = settings
         return MongoStores(s.db_path, s.mongo_url, s.mongo_db, s.mongo_timeout_s, s.hash_secret)
@@ -147,9 +163,13 @@ class Teamlore:
             enqueue=self._enqueue if settings.redis_url else None,
         )
 
+    def ingest(self, events: list[MessageEvent]) -> list[IngestResult]:
+        """Apply events here, in this process (no Redis, or a caller that must wait for them)."""
+        return ingest(events, self.pipeline)
+
     def _ingest_counts(self, events: list[MessageEvent]) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for result in ingest(events, self.pipeline):
+        for result in self.ingest(events):
             counts[result.outcome.value] = counts.get(result.outcome.value, 0) + 1
         return counts
 

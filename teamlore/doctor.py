@@ -51,7 +51,7 @@ def check_data_dir(settings: Settings) -> Check:
 
 
 def check_store(settings: Settings) -> Check:
-    from teamlore.stores.embedded.database import Database
+    from teamlore.stores.database import Database
 
     try:
         db = Database(settings.db_path)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 

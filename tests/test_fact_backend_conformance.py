@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope, content_hash
-from teamlore.stores.embedded.facts import ConcurrentChange
-from teamlore.stores.protocols import AuditEvent
+from teamlore.stores.protocols import AuditEvent, ConcurrentChange
 from teamlore.timeutil import SENTINEL
 
 pytestmark = pytest.mark.every_fact_store

@@ -11,13 +11,13 @@ import sys
 
 from teamlore.app import Teamlore
 from teamlore.capabilities.facts import SearchMode
+from teamlore.capabilities.reindex import reindex_channel
 from teamlore.config import Settings
 from teamlore.domain import FactStatus, Scope
 from teamlore.embedding import OpenAICompatibleEmbedder
 from teamlore.extraction import OfflineExtractor
 from teamlore.llm.prompts import END
 from teamlore.workers.pipeline import to_message
-from teamlore.workers.reindex import reindex_channel
 
 from .conftest import WS, event
 from .helpers import put

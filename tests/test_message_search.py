@@ -15,8 +15,8 @@ from teamlore.capabilities.facts import SearchMode
 from teamlore.capabilities.hits import FactView, MessageView
 from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.errors import EmbedderUnavailable
+from teamlore.stores.database import Database
 from teamlore.stores.embedded.conversations import Conversations
-from teamlore.stores.embedded.database import Database
 from teamlore.workers import mutations
 
 from .conftest import WS, event

@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
+from teamlore.capabilities.reindex import reindex_channel
 from teamlore.domain import Scope
 from teamlore.extraction import Extraction, ExtractionStatus
-from teamlore.workers.reindex import reindex_channel
 
 from .conftest import WS, event
 from .helpers import put
@@ -40,7 +40,7 @@ def test_reindex_extracts_again_from_stored_messages_and_is_idempotent(make_lore
 
 
 def test_an_interrupted_reindex_resumes_after_its_last_checkpoint(make_lore, monkeypatch):
-    from teamlore.workers import reindex
+    from teamlore.capabilities import reindex
 
     monkeypatch.setattr(reindex, "PAGE", 1)  # one message per committed batch
     before = make_lore("r", extractor=NothingExtractor())

@@ -14,8 +14,7 @@ import pytest
 
 from teamlore.domain import Attachment, AttachmentKind, Channel, Message, Scope, Visibility
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.embedded.wiki import StalePage
-from teamlore.stores.protocols import AuditEvent
+from teamlore.stores.protocols import AuditEvent, StalePage
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Route, Section
 
 from .conftest import STORE_KINDS
@@ -36,7 +35,7 @@ def stores(tmp_path: Path, mongo_url: str | None) -> Iterator[EmbeddedStores]:
         yield bundle
         bundle.close()
         return
-    from teamlore.stores.mongo import MongoStores
+    from teamlore.stores.with_mongo import MongoStores
 
     database = fresh_database()
     bundle = MongoStores(tmp_path / "s.sqlite3", mongo_url, database, timeout_s=5)

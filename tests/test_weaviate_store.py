@@ -317,7 +317,7 @@ def test_a_rolled_back_transaction_undoes_its_weaviate_writes_and_a_committed_on
 
 
 def test_a_second_writer_replacing_the_same_version_is_refused(backend, double):
-    from teamlore.stores.embedded.facts import ConcurrentChange
+    from teamlore.stores.protocols import ConcurrentChange
 
     old = backend.write_version(_fact(), None, _audit(_fact()))
     mine = _fact(version=2, recorded_from=NOW + timedelta(hours=1))

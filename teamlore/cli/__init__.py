@@ -122,9 +122,7 @@ def import_command(
 
 def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
     """With Redis configured, an import hands its events to the workers in batches."""
-    from teamlore.workers.producer import Producer
-
-    producer = Producer(lore.settings)
+    producer = lore.producer()
     sent = spooled = skipped = 0
     batch = []
     for item in items:

@@ -8,22 +8,16 @@ from typing import Annotated
 import redis
 import typer
 
+from teamlore.capabilities.production import DeadLetter, dead_letters, replay_dead_letters
 from teamlore.cli.support import JsonFlag, emit_json, out
 from teamlore.config import Settings
-from teamlore.errors import BackendUnavailable, ConfigurationError, InvalidInput
-from teamlore.workers.dead_letter import DeadLetter, DeadLetters
+from teamlore.errors import BackendUnavailable, InvalidInput
 
 dead_letter_app = typer.Typer(
     no_args_is_help=True,
     help="Events the workers refused or could not take after TEAMLORE_INGEST_MAX_DELIVERIES tries.",
 )
 Ids = Annotated[list[str] | None, typer.Argument(help="Entry ids (from `list`); none: every entry.")]
-
-
-def _letters(settings: Settings) -> DeadLetters:
-    if not settings.redis_url:
-        raise ConfigurationError("TEAMLORE_REDIS_URL is not set: the dead-letter list lives in Redis")
-    return DeadLetters.from_url(settings.redis_url)
 
 
 def _translated(work):
@@ -36,7 +30,7 @@ def _translated(work):
 @dead_letter_app.command("list")
 def list_command(as_json: JsonFlag = False) -> int:
     """Every entry, oldest first: its id, when, the message(s) and why."""
-    letters = _translated(_letters(Settings()).entries)
+    letters = _translated(dead_letters(Settings()).entries)
     if as_json:
         emit_json([asdict(letter) for letter in letters])
         return 0
@@ -50,11 +44,8 @@ def list_command(as_json: JsonFlag = False) -> int:
 @dead_letter_app.command("replay")
 def replay_command(ids: Ids = None, as_json: JsonFlag = False) -> int:
     """Put entries back on the ingest queue (after fixing what made them fail)."""
-    from teamlore.workers.producer import Producer
-
     settings = Settings()
-    producer = Producer(settings)
-    done = _translated(lambda: _letters(settings).replay(producer.send, ids))
+    done = _translated(lambda: replay_dead_letters(settings, ids))
     return _report("replayed", done, as_json)
 
 
@@ -67,7 +58,7 @@ def drop_command(
     """Delete entries for good (name them, or give --all)."""
     if bool(ids) == every:
         raise InvalidInput("name the entries to drop, or give --all (not both)")
-    done = _translated(lambda: _letters(Settings()).drop(None if every else ids))
+    done = _translated(lambda: dead_letters(Settings()).drop(None if every else ids))
     return _report("dropped", done, as_json)
 
 

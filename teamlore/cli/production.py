@@ -9,12 +9,11 @@ from typing import Annotated
 import redis
 import typer
 
+from teamlore.capabilities.production import QUEUES, queue_depths, run_beat, run_worker
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
 from teamlore.config import Settings
 from teamlore.errors import BackendUnavailable, InvalidInput
 from teamlore.timeutil import iso
-from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
-from teamlore.workers.dead_letter import DeadLetters
 
 
 def register(app: typer.Typer) -> None:
@@ -25,35 +24,20 @@ def register(app: typer.Typer) -> None:
 
 
 def worker(
-    queues: Annotated[str, typer.Option(help="Comma-separated queues.")] = f"{INGEST},{MAINTENANCE},{ADMIN}",
+    queues: Annotated[str, typer.Option(help="Comma-separated queues.")] = ",".join(QUEUES),
     concurrency: Annotated[int, typer.Option(help="Worker processes.")] = 2,
     loglevel: Annotated[str, typer.Option()] = "INFO",
     data_dir: DataDir = None,
 ) -> int:
     """Run a Celery worker with Teamlore's tasks (needs TEAMLORE_REDIS_URL)."""
-    from teamlore.workers.tasks import prepare_worker
-
     settings = Settings() if data_dir is None else Settings(data_dir=data_dir)
-    celery = make_celery(settings)
-    prepare_worker(settings)  # no store is opened here: each pool process opens its own
-    celery.worker_main(
-        [
-            "worker",
-            f"--queues={queues}",
-            f"--concurrency={concurrency}",
-            f"--loglevel={loglevel}",
-            "--without-gossip",
-            "--without-mingle",
-        ]
-    )
+    run_worker(settings, queues, concurrency, loglevel)
     return 0
 
 
 def beat(loglevel: Annotated[str, typer.Option()] = "INFO", data_dir: DataDir = None) -> int:
     """Run Celery beat: asks for due pages to be rewritten every TEAMLORE_FLUSH_EVERY_S."""
-    lore = open_lore(data_dir)
-    schedule = lore.settings.data_dir / "celerybeat-schedule"
-    make_celery(lore.settings).start(["beat", f"--loglevel={loglevel}", f"--schedule={schedule}"])
+    run_beat(open_lore(data_dir).settings, loglevel)
     return 0
 
 
@@ -90,8 +74,7 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
 def _queues(lore) -> dict[str, object]:
     client = redis.Redis.from_url(lore.settings.redis_url, decode_responses=True)
     try:
-        depths = {queue: client.llen(queue) for queue in (INGEST, MAINTENANCE, ADMIN)}
-        dead, oldest_dead = DeadLetters(client).summary()
+        depths, dead, oldest_dead = queue_depths(client)
     except redis.RedisError as exc:
         raise BackendUnavailable(f"Redis at {lore.settings.redis_url} is unreachable: {exc}") from exc
     pending = lore.wiki.dirty.pending()

@@ -53,7 +53,7 @@ def reindex(
 
 
 def _reindex_channel(lore: Teamlore, bar: Progress, workspace: str, channel: str, restart: bool) -> dict:
-    from teamlore.workers.reindex import reindex_channel
+    from teamlore.capabilities.reindex import reindex_channel
 
     checkpoints = lore.stores.checkpoints
     saved = None if restart else checkpoints.get(SOURCE, workspace, channel)

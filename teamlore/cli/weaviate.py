@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from teamlore.app import load_facts_into_weaviate
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, err, open_lore, out
-from teamlore.errors import BackendUnavailable, ConfigurationError
-from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.errors import BackendUnavailable
 
 weaviate_app = typer.Typer(no_args_is_help=True, help="The Weaviate fact store (TEAMLORE_WEAVIATE_URL).")
 
@@ -22,16 +22,9 @@ def load_facts(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
     Safe to run again: each version has a fixed object id, so a re-run overwrites. Audit events
     stay in the SQLite file, as they were written.
     """
-    from teamlore.stores.weaviate.facts import WeaviateFactBackend
-    from teamlore.stores.weaviate.importer import copy_versions
-
     lore = open_lore(data_dir)
     try:
-        target = lore.stores.facts
-        if not isinstance(target, WeaviateFactBackend):
-            raise ConfigurationError("set TEAMLORE_WEAVIATE_URL to the server to load the facts into")
-        source = EmbeddedFactBackend(lore.stores.db, lore.stores.audit)
-        report = copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
+        report = load_facts_into_weaviate(lore)
     finally:
         lore.close()
     if as_json:

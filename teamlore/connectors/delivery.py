@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from teamlore.app import Teamlore
 from teamlore.connectors.watermarks import Watermarks
 from teamlore.domain import Channel, MessageEvent
-from teamlore.workers.pipeline import ingest
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +26,9 @@ class Delivered:
 class EventSink:
     def __init__(self, lore: Teamlore) -> None:
         self._lore = lore
-        self._producer = None
+        # Only production needs Celery loaded (the app loads it with its producer).
+        self._producer = lore.producer() if lore.settings.redis_url else None
         self._marks = Watermarks(lore.stores.checkpoints)
-        if lore.settings.redis_url:
-            from teamlore.workers.producer import Producer  # only production needs Celery loaded
-
-            self._producer = Producer(lore.settings)
 
     @property
     def queued(self) -> bool:
@@ -45,7 +41,7 @@ class EventSink:
             sent = self._producer.enqueue(list(events))
             self._marks.advance(events)
             return Delivered(0, sent.sent + sent.replayed, sent.spooled)
-        ingest(list(events), self._lore.pipeline)
+        self._lore.ingest(list(events))
         self._lore.wiki.flush()
         self._marks.advance(events)
         return Delivered(len(events), 0, 0)

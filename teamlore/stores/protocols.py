@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -29,9 +29,13 @@ from teamlore.domain import (
     Scope,
     Source,
 )
+from teamlore.errors import TeamloreError
+from teamlore.page_model import PageRef, PageVersion, Route
 
-if TYPE_CHECKING:  # the wiki's types sit above the stores; only the annotations need them
-    from teamlore.wiki.model import PageRef, PageVersion, Route
+# Reciprocal rank fusion constant: 60 is the value from the original RRF paper, and flat enough
+# that a fact ranked well by only one of the two lists still surfaces. Every fact backend fuses
+# with it, so hybrid scores mean the same on each.
+RRF_K = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,10 @@ class ReviewItem:
     closed_at: datetime | None = None
     reviewer: str | None = None
     decision: str | None = None
+
+
+class ConcurrentChange(TeamloreError):
+    """The version being replaced is no longer current: someone else changed the fact first."""
 
 
 class FactBackend(Protocol):
@@ -389,6 +397,10 @@ class DirtySet(Protocol):
     def complete(self, claim: Claim, now: datetime, window: timedelta) -> bool: ...
 
     def pending(self) -> list[tuple[str, datetime, int]]: ...
+
+
+class StalePage(Exception):
+    """Another writer saved this page first."""
 
 
 class PageStore(Protocol):

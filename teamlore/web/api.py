@@ -192,7 +192,7 @@ def review_reject(
 
 @router.post("/admin/reindex", tags=["admin"], summary="Re-extract channels from their stored messages")
 def admin_reindex(request: Request, response: Response, who: Caller = scoped(Role.ADMIN)) -> dict[str, Any]:
-    from teamlore.workers.reindex import reindex_channel
+    from teamlore.capabilities.reindex import reindex_channel
 
     lore, scope = lore_of(request), who.read_scope
     if lore.settings.redis_url:

@@ -187,6 +187,6 @@ def rewrite_page(page_id: str) -> bool:
 @shared_task(name="teamlore.reindex_channel")
 def reindex(workspace: str, channel: str) -> int:
     """Re-extract a channel from its stored raw messages."""
-    from teamlore.workers.reindex import reindex_channel
+    from teamlore.capabilities.reindex import reindex_channel
 
     return reindex_channel(workspace, channel, _lore().pipeline).messages

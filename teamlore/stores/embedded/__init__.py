@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from teamlore.stores.database import Database
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
-from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
 from teamlore.stores.embedded.message_index import EmbeddedMessageIndex

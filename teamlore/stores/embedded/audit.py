@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from datetime import datetime
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.protocols import AuditEvent
 from teamlore.timeutil import from_micros, to_micros
 

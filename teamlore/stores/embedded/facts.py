@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope
-from teamlore.errors import BackendUnavailable, TeamloreError
-from teamlore.stores.embedded.database import Database
+from teamlore.errors import BackendUnavailable
+from teamlore.stores.database import Database
 from teamlore.stores.embedded.vector_index import VectorIndex
-from teamlore.stores.protocols import AuditEvent, AuditLog, RawHit, Related
+from teamlore.stores.protocols import RRF_K, AuditEvent, AuditLog, ConcurrentChange, RawHit, Related
 from teamlore.text import content_words, words_of
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
@@ -23,10 +23,6 @@ _COLUMNS = (
     " recorded_from, recorded_to, supersedes, superseded_by, origin, due_at"
 )
 _V_COLUMNS = ", ".join(f"v.{c.strip()}" for c in _COLUMNS.split(","))
-
-# Reciprocal rank fusion constant: 60 is the value from the original RRF paper, and flat enough
-# that a fact ranked well by only one of the two lists still surfaces.
-RRF_K = 60
 
 
 def fts_query(text: str, channels: Iterable[str]) -> str | None:
@@ -94,10 +90,6 @@ def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
 def _tuple(text: str) -> tuple:
     """A JSON list column as a tuple; the empty list, common on the read path, without parsing."""
     return () if text == "[]" else tuple(json.loads(text))
-
-
-class ConcurrentChange(TeamloreError):
-    """The version being replaced is no longer current: someone else changed the fact first."""
 
 
 class EmbeddedFactBackend:

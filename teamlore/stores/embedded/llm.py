@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.protocols import BreakerRow, SpendRow
 from teamlore.timeutil import from_micros, to_micros
 

@@ -17,8 +17,8 @@ import numpy as np
 from teamlore.dates import Period
 from teamlore.domain import CONVERSATION_GAP, Message, MessageVersion, ResolvedView, Scope
 from teamlore.errors import BackendUnavailable
+from teamlore.stores.database import Database
 from teamlore.stores.embedded.conversations import Conversations, Scores
-from teamlore.stores.embedded.database import Database
 from teamlore.stores.embedded.facts import fts_query
 from teamlore.stores.protocols import ErasedMessages, RawMessageHit
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros

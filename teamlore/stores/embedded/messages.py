@@ -17,7 +17,7 @@ from teamlore.domain import (
     Source,
     Visibility,
 )
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.timeutil import from_micros, to_micros
 
 

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.timeutil import to_micros
 
 

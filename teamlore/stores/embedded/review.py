@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from teamlore.domain import Scope
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.protocols import ReviewItem
 from teamlore.timeutil import from_micros, to_micros
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.protocols import Checkpoint, TokenRecord
 from teamlore.timeutil import from_micros, to_micros
 

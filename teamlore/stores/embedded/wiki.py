@@ -7,10 +7,10 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from teamlore.stores.embedded.database import Database
-from teamlore.stores.protocols import Claim
+from teamlore.page_model import PageKind, PageRef, PageVersion, Route, Section
+from teamlore.stores.database import Database
+from teamlore.stores.protocols import Claim, StalePage
 from teamlore.timeutil import from_micros, to_micros
-from teamlore.wiki.model import PageKind, PageRef, PageVersion, Route, Section
 
 
 def _page(row) -> PageRef:
@@ -174,10 +174,6 @@ class EmbeddedPageStore:
                     conn.execute("UPDATE pages SET current_version = 0 WHERE page_id = ?", (page_id,))
                     rewrite.append(page_id)
         return rewrite
-
-
-class StalePage(Exception):
-    """Another writer saved this page first."""
 
 
 class EmbeddedDirtySet:

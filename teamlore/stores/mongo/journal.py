@@ -35,7 +35,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
-from teamlore.stores.embedded.database import Database
+from teamlore.stores.database import Database
 from teamlore.stores.mongo.codec import Op
 from teamlore.stores.mongo.runtime import MongoRuntime
 

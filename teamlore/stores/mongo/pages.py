@@ -14,11 +14,11 @@ from typing import Any
 
 from pymongo import ASCENDING
 
-from teamlore.stores.embedded.wiki import StalePage
+from teamlore.page_model import PageKind, PageRef, PageVersion, Route, Section
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import WriteJournal
 from teamlore.stores.mongo.runtime import MongoRuntime
-from teamlore.wiki.model import PageKind, PageRef, PageVersion, Route, Section
+from teamlore.stores.protocols import StalePage
 
 _RANK = {PageKind.OVERVIEW: 0, PageKind.ROLE: 1, PageKind.TOPIC: 2, PageKind.ENTITY: 3}
 

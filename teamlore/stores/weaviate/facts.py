@@ -22,8 +22,7 @@ from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 from teamlore.domain import Fact, ResolvedView, Scope
 from teamlore.embedding import EmbeddingCache
 from teamlore.errors import BackendUnavailable
-from teamlore.stores.embedded.facts import RRF_K, ConcurrentChange
-from teamlore.stores.protocols import AuditEvent, AuditLog, RawHit, Related
+from teamlore.stores.protocols import RRF_K, AuditEvent, AuditLog, ConcurrentChange, RawHit, Related
 from teamlore.stores.weaviate import filters
 from teamlore.stores.weaviate.codec import to_fact, to_properties, version_uuid
 from teamlore.stores.weaviate.journal import UndoJournal, run_undos

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from teamlore.domain import Fact
 from teamlore.embedding import EmbeddingCache
-from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.weaviate.facts import WeaviateFactBackend
+
+
+class VersionSource(Protocol):
+    """Where the versions come from: the SQLite file's fact store (``export_versions``)."""
+
+    def export_versions(self, after_vid: int, limit: int) -> list[tuple[int, Fact, str | None]]: ...
 
 
 @dataclass
@@ -16,7 +23,7 @@ class CopyReport:
 
 
 def copy_versions(
-    source: EmbeddedFactBackend, target: WeaviateFactBackend, vectors: EmbeddingCache, batch_size: int
+    source: VersionSource, target: WeaviateFactBackend, vectors: EmbeddingCache, batch_size: int
 ) -> CopyReport:
     """Every version, oldest first, with its cached vector. Re-runnable: object ids are fixed."""
     report = CopyReport()

@@ -1,4 +1,5 @@
-"""The embedded store's one SQLite file: connection, schema, transactions."""
+"""The one SQLite file every configuration keeps (the embedded stores, and the outbox and facts
+beside MongoDB): connection, schema, transactions."""
 
 from __future__ import annotations
 
