@@ -21,6 +21,7 @@ from teamlore.domain import AttachmentKind, MediaReference, MessageEvent, ReadVi
 from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
+from teamlore.extras import require
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
@@ -40,7 +41,8 @@ FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
 
 
 def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
-    # Imported here: the client pulls in gRPC, which the embedded default never needs.
+    # Imported here: the client (the weaviate extra) pulls in gRPC, which the embedded default never needs.
+    require("weaviate")
     from teamlore.stores.weaviate import open_fact_store
 
     return open_fact_store(settings, stores.audit, stores.embeddings)
@@ -50,6 +52,7 @@ def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
     pages, the audit log, review items and tombstones."""
     if settings.mongo_url:
+        require("mongo")
         from teamlore.stores.mongo import MongoStores  # pymongo loads only when configured
 
         s = settings
@@ -192,9 +195,10 @@ class Teamlore:
 
     def _model_client(self) -> ModelClient | None:
         """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic
-        (and the ``openai`` package unimported)."""
+        (and the ``openai`` package, the llm extra, unimported)."""
         if not self.settings.llm_base_url:
             return None
+        require("llm")
         from teamlore.llm.client import ModelClient
 
         return ModelClient(self.settings, self.stores.spend)

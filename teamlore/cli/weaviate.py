@@ -6,6 +6,7 @@ import typer
 
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, err, open_lore, out
 from teamlore.errors import BackendUnavailable, ConfigurationError
+from teamlore.extras import require
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 
 weaviate_app = typer.Typer(no_args_is_help=True, help="The Weaviate fact store (TEAMLORE_WEAVIATE_URL).")
@@ -22,6 +23,7 @@ def load_facts(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
     Safe to run again: each version has a fixed object id, so a re-run overwrites. Audit events
     stay in the SQLite file, as they were written.
     """
+    require("weaviate")
     from teamlore.stores.weaviate.facts import WeaviateFactBackend
     from teamlore.stores.weaviate.importer import copy_versions
 
