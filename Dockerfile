@@ -2,7 +2,8 @@
 # Teamlore: one image for the API and web wiki, the Celery worker and beat, the MCP server and the
 # platform connectors (docker-compose.yml and deploy/k8s pick the command).
 
-# ---- build: a wheel and its dependencies, with compilers available ----
+# ---- build: a wheel and its dependencies (every extra: each platform, both server stores, the
+# model client), with compilers available ----
 FROM python:3.11-slim AS build
 WORKDIR /src
 RUN pip install --no-cache-dir --upgrade pip build
@@ -10,7 +11,7 @@ COPY pyproject.toml README.md ./
 COPY teamlore ./teamlore
 RUN python -m build --wheel --outdir /dist \
  && python -m venv /opt/teamlore \
- && /opt/teamlore/bin/pip install --no-cache-dir /dist/*.whl
+ && /opt/teamlore/bin/pip install --no-cache-dir "$(ls /dist/*.whl)[all]"
 
 # ---- runtime: the virtual environment only, as a non-root user ----
 FROM python:3.11-slim AS runtime

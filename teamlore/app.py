@@ -22,6 +22,7 @@ from teamlore.embedding import CachedEmbedder, Embedder, build_embedder
 from teamlore.errors import ConfigurationError
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
+from teamlore.extras import require
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
@@ -42,7 +43,8 @@ FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
 
 
 def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
-    # Imported here: the client pulls in gRPC, which the embedded default never needs.
+    # Imported here: the client (the weaviate extra) pulls in gRPC, which the embedded default never needs.
+    require("weaviate")
     from teamlore.stores.weaviate import open_fact_store
 
     return open_fact_store(settings, stores.audit, stores.embeddings)
@@ -51,6 +53,7 @@ def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBacke
 def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
     """Copy every fact version of the SQLite file, with its vector, into the Weaviate collection
     (``teamlore weaviate load-facts``)."""
+    require("weaviate")
     from teamlore.stores.embedded.facts import EmbeddedFactBackend
     from teamlore.stores.weaviate.facts import WeaviateFactBackend
     from teamlore.stores.weaviate.importer import copy_versions
@@ -66,6 +69,7 @@ def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
     pages, the audit log, review items and tombstones."""
     if settings.mongo_url:
+        require("mongo")
         from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
 
         s = settings
@@ -212,9 +216,10 @@ class Teamlore:
 
     def _model_client(self) -> ModelClient | None:
         """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic
-        (and the ``openai`` package unimported)."""
+        (and the ``openai`` package, the llm extra, unimported)."""
         if not self.settings.llm_base_url:
             return None
+        require("llm")
         from teamlore.llm.client import ModelClient
 
         return ModelClient(self.settings, self.stores.spend)

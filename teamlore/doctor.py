@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from teamlore.config import Settings
+from teamlore.errors import MissingExtra
+from teamlore.extras import require
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ def check_model(settings: Settings) -> Check:
     """The model endpoint answers and lists the models the roles use (without spending tokens)."""
     if not settings.llm_base_url:
         return Check("model", True, "not configured: extraction, judging, pages and answers are heuristic")
+    if missing := _missing_extra("model", "llm", "TEAMLORE_LLM_BASE_URL"):
+        return missing
     import openai
 
     wanted = {
@@ -124,6 +128,8 @@ def check_model(settings: Settings) -> Check:
 def check_weaviate(settings: Settings) -> Check:
     if not settings.weaviate_url:
         return Check("weaviate", True, "not configured: facts live in the SQLite file")
+    if missing := _missing_extra("weaviate", "weaviate", "TEAMLORE_WEAVIATE_URL"):
+        return missing
     from teamlore.stores.weaviate import connect
     from teamlore.stores.weaviate.schema import schema_differences
 
@@ -159,6 +165,8 @@ def check_mongo(settings: Settings) -> Check:
         return Check(
             "mongo", True, "not configured: messages, pages and the audit log live in the SQLite file"
         )
+    if missing := _missing_extra("mongo", "mongo", "TEAMLORE_MONGO_URL"):
+        return missing
     from teamlore.stores.mongo.runtime import MongoRuntime, redact
     from teamlore.stores.mongo.schema import ensure_schema
 
@@ -177,6 +185,15 @@ def check_mongo(settings: Settings) -> Check:
     return Check(
         "mongo", True, f"{redact(settings.mongo_url)} answers; database {settings.mongo_db}, schema current"
     )
+
+
+def _missing_extra(name: str, extra: str, variable: str) -> Check | None:
+    """A failed check when a configured service's client library (its extra) is not installed."""
+    try:
+        require(extra)
+    except MissingExtra as exc:
+        return Check(name, False, str(exc), f"install it, or unset {variable}")
+    return None
 
 
 def check_redis(settings: Settings) -> Check:

@@ -7,6 +7,7 @@
     |   +-- ExportError           an export file or folder that cannot be read
     |   +-- TooLarge              a request over a size limit (HTTP 413)
     +-- ConfigurationError        a setting that is missing or inconsistent
+    |   +-- MissingExtra          a feature whose optional packages are not installed (teamlore.extras)
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
     |   +-- StoreUnreachable      a server store did not answer at all: retry the whole batch later
@@ -49,6 +50,10 @@ class TooLarge(InvalidInput):
 
 class ConfigurationError(TeamloreError):
     """A setting that is missing or inconsistent."""
+
+
+class MissingExtra(ConfigurationError):
+    """A platform, store or model client asked for whose optional packages are not installed."""
 
 
 class BackendUnavailable(TeamloreError):

@@ -1,7 +1,8 @@
 """``teamlore connect PLATFORM``: run a platform's connector, or backfill channels and exit.
 
-A platform is one line in ``PLATFORMS``: its name and the module of its runner, imported only
-when asked for (so one platform's library never slows or breaks another). A runner module has:
+A platform is one line in ``PLATFORMS``: its name (also the name of the extra that installs its
+library) and the module of its runner, imported only when asked for (so one platform's library
+never slows or breaks another, and a missing one is a line naming the extra). A runner module has:
 
     listen(lore, say) -> None                       # runs until interrupted
     backfill(lore, channel, *, say, restart) -> BackfillReport
@@ -19,6 +20,7 @@ from teamlore.cli.support import DataDir, JsonFlag, emit_json, err, open_lore
 from teamlore.connectors.backfill import BackfillReport
 from teamlore.connectors.running import Say
 from teamlore.errors import InvalidInput
+from teamlore.extras import require
 
 PLATFORMS: dict[str, str] = {
     "slack": "teamlore.connectors.slack.runner",
@@ -37,9 +39,11 @@ class Runner(Protocol):
 
 
 def runner_for(platform: str) -> Runner:
-    module = PLATFORMS.get(platform.strip().lower())
+    name = platform.strip().lower()
+    module = PLATFORMS.get(name)
     if module is None:
         raise InvalidInput(f"unknown platform {platform!r}; use one of {', '.join(sorted(PLATFORMS))}")
+    require(name)
     return importlib.import_module(module)  # type: ignore[return-value]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from teamlore.connectors import MALFORMED, ImportItem, import_item, malformed
-from teamlore.connectors.discord.normalize import DM_WORKSPACE, PLATFORM
+from teamlore.connectors.discord import DM_WORKSPACE, PLATFORM
 from teamlore.domain import EventKind, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
 from teamlore.untrusted import load_json

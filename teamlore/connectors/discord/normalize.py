@@ -15,12 +15,11 @@ from typing import Any
 
 import discord
 
+from teamlore.connectors.discord import DM_WORKSPACE, PLATFORM
 from teamlore.domain import Channel, EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import InvalidInput
 from teamlore.timeutil import utc_now
 
-PLATFORM = "discord"
-DM_WORKSPACE = "@me"
 # What a person wrote (a reply is a message too); joins, pins, boosts and the like are not.
 CONVERSATION = frozenset({discord.MessageType.default, discord.MessageType.reply})
 _THREADS = (discord.ChannelType.public_thread, discord.ChannelType.private_thread,
