@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import redis
 import typer
@@ -20,13 +21,16 @@ dead_letter_app = typer.Typer(
 Ids = Annotated[list[str] | None, typer.Argument(help="Entry ids (from `list`); none: every entry.")]
 
 
+T = TypeVar("T")
+
+
 def _letters(settings: Settings) -> DeadLetters:
     if not settings.redis_url:
         raise ConfigurationError("TEAMLORE_REDIS_URL is not set: the dead-letter list lives in Redis")
     return DeadLetters.from_url(settings.redis_url)
 
 
-def _translated(work):
+def _translated(work: Callable[[], T]) -> T:
     try:
         return work()
     except redis.RedisError as exc:

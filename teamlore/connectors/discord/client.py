@@ -111,7 +111,8 @@ class TeamloreDiscord(discord.Client):
     async def backfill_guild(self, guild: discord.Guild, restart: bool = False) -> list[BackfillReport]:
         """Every text and forum channel the bot may read, with their threads."""
         reports = []
-        for channel in [*guild.text_channels, *guild.forums]:
+        channels: list[discord.TextChannel | discord.ForumChannel] = [*guild.text_channels, *guild.forums]
+        for channel in channels:
             allowed = channel.permissions_for(guild.me)
             if not (allowed.view_channel and allowed.read_message_history):
                 continue  # private channels only where the bot has been let in
@@ -135,6 +136,10 @@ class TeamloreDiscord(discord.Client):
                 continue
             done.add(target.id)
             history = DiscordHistory(target, self.loop, self._max_chars)
+
+            def progress(pages: int, total: int, _: float | None, t: Any = target) -> None:
+                log.info("discord backfill #%s: %d page(s), %d message(s)", t, pages, total)
+
             report = run_backfill(
                 normalize.PLATFORM,
                 str(target.guild.id),
@@ -143,9 +148,7 @@ class TeamloreDiscord(discord.Client):
                 sink,
                 self.lore.stores.checkpoints,
                 restart=restart,
-                progress=lambda pages, total, _, t=target: log.info(
-                    "discord backfill #%s: %d page(s), %d message(s)", t, pages, total
-                ),
+                progress=progress,
             )
             log.info("discord backfill #%s: %s", target, report)
             reports.append(report)
@@ -156,7 +159,7 @@ class TeamloreDiscord(discord.Client):
 
     async def catch_up(self) -> list[CatchUpReport]:
         """Every channel the store knows in the bot's guilds, from its high-water mark on."""
-        reports = []
+        reports: list[CatchUpReport] = []
         if self.http.token is None:
             return reports  # not logged in: nothing can be read
         for guild in self.guilds:
@@ -246,7 +249,9 @@ class TeamloreDiscord(discord.Client):
 
     async def _resolve_channel(self, channel_id: int, guild_id: int | None) -> Any:
         guild = self.get_guild(guild_id) if guild_id is not None else None
-        found = guild.get_channel_or_thread(channel_id) if guild is not None else None
+        found: discord.abc.GuildChannel | discord.Thread | discord.abc.PrivateChannel | None = (
+            guild.get_channel_or_thread(channel_id) if guild is not None else None
+        )
         if found is None:
             found = self.get_channel(channel_id)
         if found is None:

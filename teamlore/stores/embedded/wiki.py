@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -13,7 +14,7 @@ from teamlore.timeutil import from_micros, to_micros
 from teamlore.wiki.model import PageKind, PageRef, PageVersion, Route, Section
 
 
-def _page(row) -> PageRef:
+def _page(row: sqlite3.Row) -> PageRef:
     return PageRef(row["workspace"], row["channel"], row["slug"], PageKind(row["kind"]), row["title"])
 
 
