@@ -114,12 +114,12 @@ def check_model(settings: Settings) -> Check:
             f"{settings.llm_base_url}: {type(exc).__name__}: {str(exc)[:200]}",
             "check TEAMLORE_LLM_BASE_URL and TEAMLORE_LLM_API_KEY (unset the URL to run without a model)",
         )
-    missing = sorted(wanted - listed)
-    if missing:
+    absent = sorted(wanted - listed)
+    if absent:
         return Check(
             "model",
             False,
-            f"{settings.llm_base_url} does not serve {', '.join(missing)}",
+            f"{settings.llm_base_url} does not serve {', '.join(absent)}",
             "set TEAMLORE_LLM_MODEL (or TEAMLORE_LLM_MODEL_<ROLE>) to a model the endpoint lists",
         )
     return Check("model", True, f"{settings.llm_base_url} serves {', '.join(sorted(wanted))}")

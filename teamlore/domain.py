@@ -382,6 +382,7 @@ class ReadView:
                 raise InvalidInput(f"{name} needs a time zone")
 
     def resolved(self, now: datetime | None = None) -> ResolvedView:
+        """This view with each moment left None set to ``now`` (the clock, when not given)."""
         clock = now or utc_now()
         return ResolvedView(
             valid_at=self.valid_at or clock,
@@ -468,8 +469,10 @@ def normalize_statement(text: str) -> str:
 
 
 def content_hash(text: str) -> str:
+    """A statement's identity: equal for two wordings ``normalize_statement`` makes the same."""
     return hashlib.sha256(normalize_statement(text).encode()).hexdigest()[:32]
 
 
 def message_hash(text: str) -> str:
+    """A message text's hash, exact: any edit changes it."""
     return hashlib.sha256(text.encode()).hexdigest()[:32]

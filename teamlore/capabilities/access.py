@@ -9,6 +9,7 @@ enough: there is nothing to brute-force).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import hmac
 import re
@@ -163,7 +164,7 @@ class Access:
     def list(self, workspace: str | None = None) -> list[TokenRecord]:
         return self._tokens.all(workspace)
 
-    def list_within(self, grant: Grant) -> list[TokenRecord]:
+    def list_within(self, grant: Grant) -> builtins.list[TokenRecord]:
         """The tokens an admin token may see: those its grant covers."""
         return [r for r in self._tokens.all(grant.workspace) if grant.covers(r)]
 

@@ -37,7 +37,12 @@ def newest_first(hits: Sequence[Hit], resolver: Resolver) -> list[Hit]:
                     newer_of[older.key] = newer
     if not newer_of:
         return shown
-    flagged = [replace(h, newer_elsewhere=newer_of[h.key].fact) if h.key in newer_of else h for h in shown]
+    flagged = [
+        replace(h, newer_elsewhere=newer_of[h.key].fact)
+        if isinstance(h, FactView) and h.key in newer_of
+        else h
+        for h in shown
+    ]
     return _newer_ahead(flagged, {k: v.key for k, v in newer_of.items()})
 
 

@@ -22,6 +22,8 @@ MAX_EVENTS = 500
 
 @dataclass(frozen=True, slots=True)
 class Activity:
+    """One entry of the activity feed: an audit event made readable (``explain.Cause``)."""
+
     cause: Cause
 
     @property
@@ -49,6 +51,8 @@ class ActivityPage:
 
 @dataclass(frozen=True, slots=True)
 class ActivitySources:
+    """What ``recent_activity`` reads: the audit log, the gated fact reader and the messages."""
+
     audit: AuditLog
     reader: FactReader
     messages: MessageStore

@@ -32,6 +32,8 @@ class Composed:
 
 
 class Composer(Protocol):
+    """Turns a question and the hits relevant to it into an answer that cites them by key."""
+
     name: str
 
     def compose(self, question: str, facts: Sequence[Hit]) -> Composed: ...

@@ -71,6 +71,8 @@ class _Doomed:
 def erase_author(
     stores: EmbeddedStores, deps: PipelineDeps, workspace: str, author_id: str, actor: str
 ) -> ErasureReport:
+    """Erase what one person said in a workspace (see the module); ``actor`` is who asked, for the
+    audit log."""
     if not workspace or not author_id:
         raise InvalidInput("erase needs --workspace and --author")
     if not actor.strip():

@@ -9,6 +9,7 @@ says what happened. How messages and facts meet in one ranking: ``message_readin
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -166,14 +167,16 @@ class FactReader:
         shown, _ = self._gate(raw, scope, resolved, k=1)
         return shown[0] if shown else None
 
-    def get_many(self, fact_ids: Sequence[str], scope: Scope, view: ReadView | None = None) -> list[FactView]:
+    def get_many(
+        self, fact_ids: Sequence[str], scope: Scope, view: ReadView | None = None
+    ) -> builtins.list[FactView]:
         """The versions of these facts visible under ``view`` (any order; missing ones left out)."""
         resolved = (view or ReadView()).resolved(self._clock())
         raw = self._by_ids(fact_ids, scope, resolved)
         shown, _ = self._gate(raw, scope, resolved, k=len(raw) or 1)
         return shown
 
-    def citing(self, message_id: str, scope: Scope, view: ReadView | None = None) -> list[FactView]:
+    def citing(self, message_id: str, scope: Scope, view: ReadView | None = None) -> builtins.list[FactView]:
         """The facts a message is evidence for, visible under ``view``, oldest first."""
         resolved = (view or ReadView()).resolved(self._clock())
         ids = [
@@ -251,14 +254,14 @@ class FactReader:
             tuple(shown), self._receipt(shown, counter, examined, k, view, requested, used, fallback_reason)
         )
 
-    def _across_channels(self, hits: list[Hit], scope: Scope) -> list[Hit]:
+    def _across_channels(self, hits: builtins.list[Hit], scope: Scope) -> builtins.list[Hit]:
         if self._resolver is None or len(scope.channels) < 2:
             return hits
         return newest_first(hits, self._resolver)
 
     def _both(
         self, facts: Fetch, messages: FetchMessages, want: int
-    ) -> tuple[list[RawHit], list[RawMessageHit]]:
+    ) -> tuple[builtins.list[RawHit], builtins.list[RawMessageHit]]:
         """The two raw queries side by side: SQLite and numpy release the GIL, so a hybrid search
         costs about its slower half, not the sum."""
         if self._pool is None:
@@ -322,7 +325,7 @@ class FactReader:
             kinds=dict(sorted(kinds.items())),
         )
 
-    def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> list[RawHit]:
+    def _by_ids(self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView) -> builtins.list[RawHit]:
         ids = list(dict.fromkeys(fact_ids))
         return [
             hit
@@ -358,12 +361,12 @@ class FactReader:
 
     def _gate(
         self,
-        raw: list[RawHit],
+        raw: builtins.list[RawHit],
         scope: Scope,
         view: ResolvedView | None,
         k: int,
         one_per_fact: bool = True,
-    ) -> tuple[list[FactView], WithheldCounter]:
+    ) -> tuple[builtins.list[FactView], WithheldCounter]:
         sources = self._sources([hit.fact for hit in raw])
         counter = WithheldCounter()
         shown: list[FactView] = []

@@ -15,6 +15,8 @@ from teamlore.domain import Fact, FactStatus, MessageVersion, ResolvedView, Scop
 
 
 class Withheld(StrEnum):
+    """Why a fact or message version was not shown; the receipt counts them by reason."""
+
     OUT_OF_SCOPE = "out_of_scope"
     NOT_KNOWN_YET = "not_known_yet"  # recorded after known_at
     REPLACED_IN_STORE = "replaced_in_store"  # a later version was current at known_at
@@ -95,6 +97,7 @@ class WithheldCounter:
         self._seen: dict[tuple[str, ...], Withheld] = {}
 
     def add(self, item: Fact | MessageVersion, reason: Withheld) -> None:
+        key: tuple[str, ...]
         if isinstance(item, MessageVersion):
             key = ("message", item.workspace, item.channel, item.message_id, str(item.version))
         else:

@@ -63,6 +63,7 @@ class Source:
 
 
 def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
+    """The items at ``path``: the first platform export it reads as, else an events file."""
     from teamlore.connectors import slack_export
     from teamlore.connectors.discord import export as discord_export
     from teamlore.connectors.mattermost import bulk_export as mattermost_export
@@ -132,6 +133,8 @@ def import_items(
     progress: Callable[[int], None] | None = None,
     on_skip: Callable[[str], None] | None = None,
 ) -> ImportSummary:
+    """Ingest the items in batches; an item refused while reading is counted and reported, not
+    ingested."""
     summary = ImportSummary(on_skip=on_skip)
     batch: list[ImportItem] = []
 

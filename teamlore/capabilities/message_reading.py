@@ -72,6 +72,9 @@ class Found:
 
 
 class MessageSide:
+    """The message half of a search: fetch message hits (``fetcher``), gate them (``gate``) and find
+    what stands for each in the results (``stand_ins``)."""
+
     def __init__(self, index: MessageIndex, messages: MessageStore, facts: FactBackend) -> None:
         self._index = index
         self._messages = messages
@@ -151,7 +154,9 @@ class MessageSide:
     ) -> dict[str, FactView]:
         """Retired fact id -> the fact visible now at the end of its "superseded by" chain."""
         found: dict[str, FactView] = {}
-        pending = {fid: j.superseded_by for fid, j in refused.items() if j.superseded_by}
+        pending: dict[str, str | None] = {
+            fid: j.superseded_by for fid, j in refused.items() if j.superseded_by
+        }
         if not pending:
             return found
         # The whole chain in one read; then walked here, link by link.

@@ -9,6 +9,7 @@ web wiki, MCP) call this, never the page store.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 from dataclasses import dataclass
 from datetime import datetime
@@ -64,6 +65,8 @@ class AsOf:
 
 
 class PageReader:
+    """The wiki's pages for a scope: listings, versions, diffs, and a page as of a moment."""
+
     def __init__(self, pages: PageStore, maintainer: WikiMaintainer | None = None) -> None:
         self._pages = pages
         self._maintainer = maintainer
@@ -89,7 +92,7 @@ class PageReader:
             return self._as_of(current, as_of)
         return current
 
-    def versions(self, slug: str, scope: Scope) -> list[VersionEntry]:
+    def versions(self, slug: str, scope: Scope) -> builtins.list[VersionEntry]:
         """Every stored version, newest first."""
         current = self._current(slug, scope)
         found = [VersionEntry(current.version, current.created_at)]

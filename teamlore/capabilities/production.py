@@ -10,6 +10,16 @@ from teamlore.errors import ConfigurationError
 from teamlore.workers.celery_app import ADMIN, INGEST, MAINTENANCE, make_celery
 from teamlore.workers.dead_letter import DeadLetter, DeadLetters
 
+__all__ = [
+    "DeadLetter",
+    "QUEUES",
+    "dead_letters",
+    "queue_depths",
+    "replay_dead_letters",
+    "run_beat",
+    "run_worker",
+]
+
 QUEUES = (INGEST, MAINTENANCE, ADMIN)
 
 

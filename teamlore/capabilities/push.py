@@ -63,6 +63,9 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
 
 @dataclass
 class PushDesk:
+    """The push endpoint's rules: a signed, size-limited batch of events, each accepted once,
+    ingested inline or queued for the workers (``enqueue``)."""
+
     secret: str
     max_events: int
     max_bytes: int
@@ -76,6 +79,8 @@ class PushDesk:
     enqueue: Callable[[list[MessageEvent]], int] | None = None
 
     def accept(self, request: PushRequest) -> PushReceipt:
+        """Verify the signature, claim the idempotency key and signature (a replay is refused), then
+        ingest or queue the events."""
         if not self.secret:
             raise ConfigurationError("the push endpoint is off: set TEAMLORE_PUSH_SECRET to turn it on")
         if len(request.body) > self.max_bytes:

@@ -23,6 +23,8 @@ from teamlore.workers.resolver import Resolver
 
 
 class Retract(StrEnum):
+    """Which statement of a rejected review item to retract, if either."""
+
     NONE = "none"
     NEWER = "newer"
     OLDER = "older"
@@ -30,6 +32,8 @@ class Retract(StrEnum):
 
 @dataclasses.dataclass
 class ReviewDesk:
+    """Settles review items and adds or corrects facts by hand, in the reviewer's name."""
+
     facts: FactBackend
     review: ReviewQueue
     tombstones: Tombstones

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from teamlore.capabilities.activity import Activity
@@ -16,7 +17,7 @@ from teamlore.timeutil import SENTINEL, iso
 from teamlore.wiki.model import PageVersion
 
 
-def _bound(moment) -> str | None:
+def _bound(moment: datetime) -> str | None:
     return None if moment == SENTINEL else iso(moment)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterable
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -46,6 +48,7 @@ from teamlore.cli.support import (
 )
 from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
+from teamlore.connectors import ImportItem
 from teamlore.domain import ReadView, Scope
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
 from teamlore.timeutil import SENTINEL, iso
@@ -120,7 +123,7 @@ def import_command(
     return 2 if summary.skipped else 0
 
 
-def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
+def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) -> int:
     """With Redis configured, an import hands its events to the workers in batches."""
     producer = lore.producer()
     sent = spooled = skipped = 0
@@ -130,7 +133,8 @@ def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
             skipped += 1
             _print_skipped(f"{item.location}: {item.error}")
             continue
-        batch.append(item.event)
+        if item.event is not None:  # an item holds an event or the reason it has none
+            batch.append(item.event)
         if len(batch) >= BATCH_SIZE:
             delivery = producer.enqueue(batch)
             sent, spooled, batch = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled, []
@@ -146,14 +150,16 @@ def _enqueue_import(lore: Teamlore, items, as_json: bool) -> int:
     return 2 if skipped else 0
 
 
-def _run_import(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
+def _run_import(lore: Teamlore, items: Iterable[ImportItem], total: int, label: str) -> ImportSummary:
     summary = _import_with_progress(lore, items, total, label)
     # The import is over: nothing more will collapse into these rewrites, so write pages now.
     summary.pages_rewritten = lore.wiki.flush(everything=True).pages_rewritten
     return summary
 
 
-def _import_with_progress(lore: Teamlore, items, total: int, label: str) -> ImportSummary:
+def _import_with_progress(
+    lore: Teamlore, items: Iterable[ImportItem], total: int, label: str
+) -> ImportSummary:
     if total <= PROGRESS_THRESHOLD:
         return import_items(items, lore.pipeline, on_skip=_print_skipped)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -329,7 +335,7 @@ def facts_history(
     return 0
 
 
-def _open_bound(moment) -> str:
+def _open_bound(moment: datetime) -> str:
     return "open" if moment == SENTINEL else iso(moment)
 
 

@@ -44,7 +44,7 @@ def runner_for(platform: str) -> Runner:
     if module is None:
         raise InvalidInput(f"unknown platform {platform!r}; use one of {', '.join(sorted(PLATFORMS))}")
     require(name)
-    return importlib.import_module(module)  # type: ignore[return-value]
+    return importlib.import_module(module)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import redis
 import typer
@@ -20,7 +21,10 @@ dead_letter_app = typer.Typer(
 Ids = Annotated[list[str] | None, typer.Argument(help="Entry ids (from `list`); none: every entry.")]
 
 
-def _translated(work):
+T = TypeVar("T")
+
+
+def _translated(work: Callable[[], T]) -> T:
     try:
         return work()
     except redis.RedisError as exc:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import redis
 import typer
 
+from teamlore.app import Teamlore
 from teamlore.capabilities.production import QUEUES, queue_depths, run_beat, run_worker
 from teamlore.cli.support import DataDir, JsonFlag, emit_json, open_lore, out
 from teamlore.config import Settings
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.stores.protocols import BreakerRow
 from teamlore.timeutil import iso
 
 
@@ -45,7 +47,7 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
     """Queue depths, dirty pages, the oldest pending page, the spool, the dead-letter list; the model
     spend ledger."""
     lore = open_lore(data_dir)
-    data: dict[str, object] = {"model": _spend(lore)}
+    data: dict[str, Any] = {"model": _spend(lore)}
     if lore.settings.redis_url:
         data.update(_queues(lore))
     if as_json:
@@ -53,12 +55,12 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
         return 0
     if lore.settings.redis_url:
         out.print(
-            ", ".join(f"{q}: {n}" for q, n in data["queues"].items())  # type: ignore[attr-defined]
+            ", ".join(f"{q}: {n}" for q, n in data["queues"].items())
             + f"; dirty pages {data['dirty_pages']}; oldest pending {data['oldest_pending_s']} s"
             f"; spooled batches {data['spooled_batches']}",
             markup=False,
         )
-        dead: dict = data["dead_letter"]  # type: ignore[assignment]
+        dead = data["dead_letter"]
         if dead["count"]:
             out.print(
                 f"dead-letter list: {dead['count']} waiting, oldest from {dead['oldest']}"
@@ -67,11 +69,11 @@ def status(data_dir: DataDir = None, as_json: JsonFlag = False) -> int:
             )
     else:
         out.print("embedded default: nothing is queued (TEAMLORE_REDIS_URL is not set)", markup=False)
-    _print_spend(data["model"])  # type: ignore[arg-type]
+    _print_spend(data["model"])
     return 0
 
 
-def _queues(lore) -> dict[str, object]:
+def _queues(lore: Teamlore) -> dict[str, Any]:
     client = redis.Redis.from_url(lore.settings.redis_url, decode_responses=True)
     try:
         depths, dead, oldest_dead = queue_depths(client)
@@ -90,7 +92,7 @@ def _queues(lore) -> dict[str, object]:
     }
 
 
-def _spend(lore) -> dict[str, object]:
+def _spend(lore: Teamlore) -> dict[str, Any]:
     """The ledger as stored (it outlives configuration changes), whether a model is set, and each
     role's circuit breaker as it last changed (a role never tripped is closed)."""
     stored = {row.role: row for row in lore.stores.spend.breakers()}
@@ -106,7 +108,7 @@ def _spend(lore) -> dict[str, object]:
     }
 
 
-def _breaker_json(role: str, row) -> dict[str, object]:
+def _breaker_json(role: str, row: BreakerRow | None) -> dict[str, Any]:
     if row is None:
         return {"role": role, "state": "closed", "failures": 0, "changed_at": None, "retry_at": None}
     return {
@@ -118,7 +120,7 @@ def _breaker_json(role: str, row) -> dict[str, object]:
     }
 
 
-def _print_spend(model: dict) -> None:
+def _print_spend(model: dict[str, Any]) -> None:
     endpoint = model["endpoint"] or "none (TEAMLORE_LLM_BASE_URL is not set: heuristics only)"
     out.print(f"model endpoint: {endpoint}", markup=False)
     if model["breakers"]:
@@ -136,7 +138,7 @@ def _print_spend(model: dict) -> None:
         )
 
 
-def _breaker_text(breaker: dict) -> str:
+def _breaker_text(breaker: dict[str, Any]) -> str:
     if breaker["state"] == "closed":
         return f"{breaker['role']} closed"
     if breaker["state"] == "half_open":

@@ -52,16 +52,18 @@ def reindex(
     return 0
 
 
-def _reindex_channel(lore: Teamlore, bar: Progress, workspace: str, channel: str, restart: bool) -> dict:
+def _reindex_channel(
+    lore: Teamlore, bar: Progress, workspace: str, channel: str, restart: bool
+) -> dict[str, int]:
     from teamlore.capabilities.reindex import reindex_channel
 
     checkpoints = lore.stores.checkpoints
     saved = None if restart else checkpoints.get(SOURCE, workspace, channel)
-    resume = saved is not None and not saved.done
-    if resume:
-        err.print(f"{channel}: resuming after message {saved.cursor}", markup=False)
+    resume = saved if saved is not None and not saved.done else None
+    if resume is not None:
+        err.print(f"{channel}: resuming after message {resume.cursor}", markup=False)
     task = bar.add_task(f"re-indexing {channel}", total=None)
-    read = saved.fetched if resume else 0
+    read = resume.fetched if resume is not None else 0
 
     def advance(count: int) -> None:
         nonlocal read
@@ -71,7 +73,7 @@ def _reindex_channel(lore: Teamlore, bar: Progress, workspace: str, channel: str
     def mark(last: str) -> None:  # after each committed batch
         checkpoints.put(SOURCE, workspace, channel, Checkpoint(last, False, read), utc_now())
 
-    after = saved.cursor if resume else ""
+    after = resume.cursor if resume is not None else ""
     report = reindex_channel(workspace, channel, lore.pipeline, advance, after, mark)
     checkpoints.put(SOURCE, workspace, channel, Checkpoint("", True, read), utc_now())
     return {"messages": report.messages, "created": report.created, "retracted": report.retracted}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from teamlore.connectors.delivery import EventSink
 from teamlore.domain import MessageEvent
 from teamlore.stores.protocols import Checkpoint, CheckpointStore
 from teamlore.timeutil import utc_now
@@ -47,12 +47,18 @@ class BackfillReport:
 Progress = Callable[[int, int, float | None], None]  # (pages, events so far, seconds per page or None)
 
 
+class Sink(Protocol):
+    """Where a backfill's events go: an ``EventSink``, or a catch-up's wrapper of one."""
+
+    def deliver(self, events: Sequence[MessageEvent]) -> object: ...
+
+
 def run_backfill(
     platform: str,
     workspace: str,
     channel: str,
     fetch_page: Callable[[str], Page],
-    sink: EventSink,
+    sink: Sink,
     checkpoints: CheckpointStore,
     *,
     min_interval_s: float = 0.0,
@@ -85,7 +91,8 @@ def run_backfill(
         sink.deliver(page.events)
         pages, fetched, total = pages + 1, fetched + len(page.events), total + len(page.events)
         done = page.next_cursor is None
-        cursor = cursor if done else page.next_cursor
+        if page.next_cursor is not None:
+            cursor = page.next_cursor
         checkpoints.put(platform, workspace, channel, Checkpoint(cursor, done, total), utc_now())
         if progress is not None:
             progress(pages, total, min_interval_s or None)

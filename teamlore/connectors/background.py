@@ -40,7 +40,12 @@ class BackgroundBackfills:
     def join(self, timeout: float | None = None) -> None:
         """Wait until every queued backfill has run (tests, and a clean shutdown)."""
         done = threading.Event()
-        threading.Thread(target=lambda: (self._jobs.join(), done.set()), daemon=True).start()
+
+        def wait_for_jobs() -> None:
+            self._jobs.join()
+            done.set()
+
+        threading.Thread(target=wait_for_jobs, daemon=True).start()
         done.wait(timeout)
 
     def close(self) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from teamlore.connectors.backfill import Page, run_backfill
+from teamlore.connectors.backfill import Page, Sink, run_backfill
 from teamlore.connectors.watermarks import Watermarks
 from teamlore.domain import Channel, EventKind, Message, MessageEvent, message_hash, parse_event
 from teamlore.errors import InvalidInput
@@ -39,10 +39,6 @@ log = logging.getLogger(__name__)
 PENDING = "+catchup"  # a catch-up's start: done once it finished
 PAGES = "+catchup-pages"  # the catch-up's own page cursor (always restarted)
 _AFTER = timedelta(milliseconds=1)  # an edit found by a catch-up: just after the stored version
-
-
-class Sink(Protocol):
-    def deliver(self, events: Sequence[MessageEvent]) -> object: ...
 
 
 class CatchUpHistory(Protocol):
@@ -132,7 +128,7 @@ class CatchUp:
             workspace,
             channel,
             history,
-            seeing,  # type: ignore[arg-type]  # run_backfill only calls deliver
+            seeing,
             self.checkpoints,
             min_interval_s=self.min_interval_s,
             restart=True,

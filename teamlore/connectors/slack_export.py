@@ -52,7 +52,7 @@ SKIPPED_SUBTYPES = frozenset(
 )
 
 _TS = re.compile(r"([0-9]{1,11})(?:\.([0-9]{1,9}))?")
-_T = TypeVar("_T", str, dict)
+_T = TypeVar("_T", str, dict[str, Any], list[Any])
 _NOT_IDENTIFIER = re.compile(r"[\s\x00-\x1f]+")
 # A damaged zip member fails in any of these ways, depending on where the damage is.
 _READ_ERRORS = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error)
@@ -139,7 +139,7 @@ def _export(path: Path, names: list[str], reader: Callable[[str], bytes]) -> _Ex
     for folder, slash, day in (name.partition("/") for name in relative):
         if slash and "/" not in day and day.endswith(".json") and not day.startswith("."):
             days.setdefault(folder, []).append(day)
-    readers = {name: partial(reader, prefix + name) for name in relative}
+    readers: dict[str, Callable[[], bytes]] = {name: partial(reader, prefix + name) for name in relative}
     return _Export(path.name, readers, days)
 
 
@@ -273,6 +273,7 @@ def slack_event_data(
         raise InvalidInput(f"a message must be a JSON object, got {type(message).__name__}")
     ts = message.get("ts")
     moment = slack_time(ts)
+    assert isinstance(ts, str)  # slack_time refuses anything else
     author_id = _field(message, "user", str) or _field(message, "bot_id", str)
     thread_ts, text = message.get("thread_ts"), message.get("text")
     return {

@@ -206,4 +206,8 @@ def fired(sentence: str) -> list[str]:
 
 
 def matches(rule: str, sentence: str) -> bool:
-    return rule in fired(sentence) if _RULES[rule].words else bool(_RULES[rule].shape.search(sentence))  # type: ignore[union-attr]
+    found = _RULES[rule]
+    if found.words:
+        return rule in fired(sentence)
+    assert found.shape is not None  # a rule without words has a shape
+    return bool(found.shape.search(sentence))

@@ -63,7 +63,8 @@ class Linear:
             logits = logits + vector @ self.vector_weights
         logits = logits - logits.max()
         exp = np.exp(logits)
-        return exp / exp.sum()
+        probabilities: np.ndarray = exp / exp.sum()
+        return probabilities
 
 
 class Heads:

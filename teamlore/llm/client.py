@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import cast
 
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 from teamlore.config import Settings
 from teamlore.errors import ModelOutputInvalid, ModelUnavailable
@@ -109,7 +111,8 @@ class ModelClient:
             try:
                 response = self._openai.chat.completions.create(
                     model=model,
-                    messages=[dict(m) for m in messages],  # type: ignore[misc]
+                    # The system and user turns of ``prompts``, as the endpoint takes them.
+                    messages=cast(list[ChatCompletionMessageParam], [dict(m) for m in messages]),
                     temperature=0,
                     max_tokens=self._max_output,
                     response_format={"type": "json_object"},
@@ -130,7 +133,9 @@ class ModelClient:
             breaker.succeeded()  # the endpoint answered; whether the answer is usable is the caller's
             return self._completion(role, model, response, handle, estimate)
 
-    def _completion(self, role: Role, model: str, response, handle: list[float], estimate: int) -> Completion:
+    def _completion(
+        self, role: Role, model: str, response: ChatCompletion, handle: list[float], estimate: int
+    ) -> Completion:
         try:
             choice = response.choices[0]
             text = choice.message.content or ""
@@ -164,7 +169,7 @@ class ModelClient:
             if asked is not None:
                 # The server said when; a wait longer than we allow is a failure, not a hang.
                 return asked if asked <= self._backoff_max else None
-        backoff = self._backoff * 2**attempt
+        backoff = self._backoff * 2.0**attempt
         return min(backoff * (0.5 + random.random() / 2), self._backoff_max)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from datetime import datetime
 
 from teamlore.dates import due_date
 from teamlore.domain import CandidateFact, FactType, Message
@@ -160,7 +161,7 @@ def _as_data(message: Message) -> dict[str, str]:
     }
 
 
-def _candidate(fact: prompts.ExtractedFact, said_at) -> CandidateFact:
+def _candidate(fact: prompts.ExtractedFact, said_at: datetime) -> CandidateFact:
     statement = _SPACES.sub(" ", fact.statement).strip()
     entities = tuple(dict.fromkeys(e.strip() for e in fact.entities if e.strip()))
     return CandidateFact(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from teamlore.capabilities.facts import FactView
 from teamlore.errors import ModelOutputInvalid, ModelUnavailable
@@ -68,7 +69,7 @@ class ModelPageWriter:
         return Written(out, f"model output rejected, template used for {reasons}")
 
 
-def _section_data(section: SectionInput, live: Sequence[FactView]) -> dict:
+def _section_data(section: SectionInput, live: Sequence[FactView]) -> dict[str, Any]:
     return {
         "key": section.key,
         "title": section.title,

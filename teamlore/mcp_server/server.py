@@ -10,6 +10,7 @@ token that opened it, and hands the token to the handlers through ``get_access_t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -36,7 +37,7 @@ class TeamloreMCP(MCPServer):
     """``MCPServer`` whose resource list is the pages the caller may read: a static list
     registered at start-up could not follow each token's grant."""
 
-    def __init__(self, reads: ReadTools, **kwargs: object) -> None:
+    def __init__(self, reads: ReadTools, **kwargs: Any) -> None:
         super().__init__("teamlore", instructions=INSTRUCTIONS, version=__version__, **kwargs)
         self._reads = reads
         for tool in reads.tools():

@@ -324,12 +324,14 @@ class Database:
             listener.committed()
 
     def next_seq(self, name: str = "fact_seq") -> int:
+        """Count the counter ``name`` up by one; returns its new value."""
         row = self.conn.execute(
             "UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", (name,)
         ).fetchone()
         return int(row[0])
 
     def counter(self, name: str) -> int:
+        """The counter's current value."""
         return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
 
     def scrub(self) -> None:

@@ -37,10 +37,10 @@ class MongoStores(EmbeddedStores):
             self.journal = WriteJournal(self.db, self.runtime)
             self.audit = KeyedAuditLog(MongoAuditLog(self.runtime, self.journal), self.text_key)
             self.facts = EmbeddedFactBackend(self.db, self.audit)
-            self.messages = MongoMessageStore(self.runtime, self.journal)  # type: ignore[assignment]
-            self.review = MongoReviewQueue(self.runtime, self.journal)  # type: ignore[assignment]
-            self.tombstones = MongoTombstones(self.runtime, self.journal)  # type: ignore[assignment]
-            self.pages = MongoPageStore(self.runtime, self.journal)  # type: ignore[assignment]
+            self.messages = MongoMessageStore(self.runtime, self.journal)
+            self.review = MongoReviewQueue(self.runtime, self.journal)
+            self.tombstones = MongoTombstones(self.runtime, self.journal)
+            self.pages = MongoPageStore(self.runtime, self.journal)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
         except BaseException:

@@ -7,6 +7,7 @@ answer, as the CLI does.
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -35,9 +36,10 @@ def moment(value: str | None, name: str) -> datetime | None:
         raise InvalidInput(f"{name}: {exc}") from None
 
 
-def writing(request: Request):
+def writing(request: Request) -> threading.RLock:
     """One change at a time: SQLite serializes writes anyway; this keeps shared caches safe."""
-    return request.app.state.write_lock
+    lock: threading.RLock = request.app.state.write_lock
+    return lock
 
 
 @router.get("/channels", tags=["read"], summary="Channels the token may read")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -68,7 +68,8 @@ class Caller:
 
 
 def lore_of(request: Request) -> Teamlore:
-    return request.app.state.lore
+    lore: Teamlore = request.app.state.lore
+    return lore
 
 
 def new_csrf_token() -> str:
@@ -124,7 +125,7 @@ def _raw(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def scoped(role: Role = Role.READER):
+def scoped(role: Role = Role.READER) -> Any:
     """A dependency: a caller with ``role`` and the Scope of the channels asked for."""
 
     # ``asked`` (not ``channel``): a route's own ``{channel}`` path parameter must not clash.
@@ -136,7 +137,7 @@ def scoped(role: Role = Role.READER):
     return Depends(caller)
 
 
-def unscoped(role: Role = Role.READER):
+def unscoped(role: Role = Role.READER) -> Any:
     """A dependency: a caller with ``role``, for routes that read no channel."""
 
     async def caller(request: Request, bearer: Bearer) -> Caller:

@@ -25,7 +25,7 @@ from teamlore.errors import InvalidInput, NotFound, Unauthorized
 from teamlore.timeutil import SENTINEL, parse_time
 from teamlore.web import auth
 from teamlore.web.auth import Caller, lore_of, scoped
-from teamlore.web.render import section_html
+from teamlore.web.render import RenderedSection, section_html
 from teamlore.wiki.model import PageVersion
 
 router = APIRouter(include_in_schema=False)
@@ -292,7 +292,9 @@ def page(
     return render(request, "page.html", context, who)
 
 
-def _sections(lore: Teamlore, scope: Scope, channel: str, page: PageVersion, when_: datetime | None):
+def _sections(
+    lore: Teamlore, scope: Scope, channel: str, page: PageVersion, when_: datetime | None
+) -> list[tuple[RenderedSection, list[FactView]]]:
     cited = [f for s in page.sections for f in s.citations]
     view = ReadView(valid_at=when_, include_history=True)
     facts: dict[str, FactView] = {v.fact.fact_id: v for v in lore.reader.get_many(cited, scope, view)}

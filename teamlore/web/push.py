@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Header, Request
 from starlette.concurrency import run_in_threadpool
 
-from teamlore.capabilities.push import PushRequest
+from teamlore.capabilities.push import PushReceipt, PushRequest
 from teamlore.errors import TeamloreError, TooLarge
 from teamlore.web.auth import lore_of
 
@@ -48,7 +48,7 @@ async def push(
         body = await _body(request, lore.settings.push_max_bytes)
         pushed = PushRequest(body, x_teamlore_timestamp, x_teamlore_signature, idempotency_key)
 
-        def accept():
+        def accept() -> PushReceipt:
             with request.app.state.write_lock:
                 return lore.push.accept(pushed)
 

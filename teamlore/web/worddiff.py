@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 _md = MarkdownIt("commonmark", {"html": False}).enable("strikethrough")
 _WORDS = re.compile(r"\s+|[^\s]+")
@@ -40,7 +41,7 @@ def plain_lines(markdown: str) -> list[str]:
     return lines
 
 
-def _inline_text(children) -> list[str]:
+def _inline_text(children: list[Token]) -> list[str]:
     return [
         child.content if child.type in ("text", "code_inline") else " " if "break" in child.type else ""
         for child in children

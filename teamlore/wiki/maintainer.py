@@ -57,8 +57,8 @@ class WikiMaintainer:
         by_facts: dict[frozenset[str], list[str]] = {}
         for page_id, ids in self._route(fact_ids).items():
             by_facts.setdefault(frozenset(ids), []).append(page_id)
-        for ids, page_ids in sorted(by_facts.items(), key=lambda item: sorted(item[1])):
-            self.dirty.mark(page_ids, ids, now, self.window)
+        for fact_set, page_ids in sorted(by_facts.items(), key=lambda item: sorted(item[1])):
+            self.dirty.mark(page_ids, fact_set, now, self.window)
 
     def _route(self, fact_ids: Iterable[str]) -> dict[str, set[str]]:
         by_page: dict[str, set[str]] = {}

@@ -7,7 +7,7 @@ wrappers over the pipeline functions (``teamlore.workers.tasks``).
 from __future__ import annotations
 
 from celery import Celery
-from kombu import Queue
+from kombu.entity import Queue
 
 from teamlore.config import Settings
 from teamlore.errors import ConfigurationError
@@ -16,6 +16,7 @@ INGEST, MAINTENANCE, ADMIN = "teamlore.ingest", "teamlore.maintenance", "teamlor
 
 
 def make_celery(settings: Settings) -> Celery:
+    """The Celery app for these settings; the production pipeline needs TEAMLORE_REDIS_URL."""
     if not settings.redis_url:
         raise ConfigurationError("TEAMLORE_REDIS_URL is not set: the production pipeline needs Redis")
     app = Celery("teamlore", broker=settings.redis_url, include=["teamlore.workers.tasks"])

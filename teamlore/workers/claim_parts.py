@@ -213,6 +213,9 @@ _IDENTIFIER = re.compile(r".*(?:\d.*[a-z]|[a-z].*\d|[a-z]\.[a-z]|@).*")
 
 @dataclass(frozen=True)
 class Parts:
+    """A statement read once for resolution (see the module); ``split`` divides its words for a
+    pair."""
+
     text: str
     normalized: str
     words: tuple[str, ...]  # content words in order, casefolded, abbreviations expanded
@@ -288,6 +291,7 @@ _PHRASES = re.compile(r"\b(?:heads[- ]up|as of today|as of now|up to date|follow
 
 
 def tokens(text: str) -> list[str]:
+    """The statement's words and numbers, folded, with digit groups joined and units apart."""
     clean = re.sub(r"(\d),(\d{3})\b", r"\1\2", _PHRASES.sub(" ", _fold(text)))
     clean = re.sub(r"(\d)(ms|gb|mb|tb)\b", r"\1 \2", clean, flags=re.I)
     return [t.strip(".'") or t for t in _TOKEN.findall(clean)]

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any, cast
 
 import redis
 
@@ -26,7 +27,7 @@ _DELIVERIES = "teamlore:deliveries:"
 _COUNT_TTL_S = 7 * 24 * 3600
 
 
-def batch_key(events: list) -> str:
+def batch_key(events: list[Any]) -> str:
     """The same events give the same key on every delivery of the same message."""
     text = json.dumps(events, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -34,11 +35,13 @@ def batch_key(events: list) -> str:
 
 @dataclass(frozen=True, slots=True)
 class DeadLetter:
+    """Events the workers gave up on, with why and after how many deliveries."""
+
     id: str
     reason: str
     deliveries: int
     at: str  # ISO time it was put here
-    events: list
+    events: list[Any]
 
     @property
     def buried_at(self) -> datetime:
@@ -57,6 +60,8 @@ class DeadLetter:
 
 
 class DeadLetters:
+    """The dead-letter list in Redis, and the delivery counts of the batches being worked on."""
+
     def __init__(self, client: redis.Redis) -> None:
         self._redis = client
 
@@ -76,7 +81,7 @@ class DeadLetters:
         """The batch is done (or failed through no fault of its own): start its count afresh."""
         self._redis.delete(_DELIVERIES + key)
 
-    def bury(self, events: list, reason: str, deliveries: int) -> DeadLetter:
+    def bury(self, events: list[Any], reason: str, deliveries: int) -> DeadLetter:
         """Keep ``events`` for an admin. The entry's id is the events' key, so burying the same
         events again (a redelivered batch refusing the same event) keeps the first entry."""
         letter = DeadLetter(batch_key(events)[:16], " ".join(reason.split()), deliveries, _now(), events)
@@ -92,7 +97,7 @@ class DeadLetters:
         entries = self.entries()
         return len(entries), (entries[0] if entries else None)
 
-    def replay(self, send: Callable[[list], None], ids: Iterable[str] | None = None) -> list[DeadLetter]:
+    def replay(self, send: Callable[[list[Any]], None], ids: Iterable[str] | None = None) -> list[DeadLetter]:
         """Hand each chosen entry's events to ``send`` (back onto the ingest queue) and remove it.
         An entry whose send fails stays on the list, and the failure is raised."""
         replayed = []
@@ -108,13 +113,14 @@ class DeadLetters:
         return replayed
 
     def drop(self, ids: Iterable[str] | None = None) -> list[DeadLetter]:
+        """Delete the chosen entries (every one when ``ids`` is None); returns those deleted."""
         return [letter for _, letter in self._chosen(ids) if self._redis.hdel(DEAD_LETTER, letter.id)]
 
     def _chosen(self, ids: Iterable[str] | None) -> list[tuple[str, DeadLetter]]:
         wanted = None if ids is None else set(ids)
-        rows = sorted(
-            ((raw, _parse(raw)) for raw in self._redis.hvals(DEAD_LETTER)), key=lambda row: row[1].at
-        )
+        # The client decodes responses (``from_url``), which the stub's bytes-or-str cannot tell.
+        stored = cast(list[str], self._redis.hvals(DEAD_LETTER))
+        rows = sorted(((raw, _parse(raw)) for raw in stored), key=lambda row: row[1].at)
         if wanted is not None:
             unknown = wanted - {letter.id for _, letter in rows}
             if unknown:

@@ -41,6 +41,9 @@ class Curation:
 
 @dataclasses.dataclass
 class Placement:
+    """Where ``place`` put a statement: the fact it created or added evidence to, the facts it
+    superseded or contested, and the review items it opened."""
+
     created: str | None = None
     evidence_added: str | None = None
     superseded: list[str] = dataclasses.field(default_factory=list)

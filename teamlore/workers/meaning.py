@@ -33,6 +33,7 @@ class Meaning:
 
     @classmethod
     def for_embedder(cls, embedder: CachedEmbedder) -> Meaning | None:
+        """Meaning for an embedder the resolver's thresholds were calibrated with, else None."""
         return cls(embedder) if embedder.name in CALIBRATED else None
 
     def forms(self, statements: Sequence[str]) -> list[str]:

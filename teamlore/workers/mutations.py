@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from datetime import datetime
+from typing import Any
 
 from teamlore.domain import CandidateFact, Fact, FactStatus, Message, content_hash
 from teamlore.stores.protocols import AuditEvent, FactBackend
@@ -26,6 +27,7 @@ def fact_id_for(workspace: str, channel: str, statement_hash: str, message_id: s
 def audit_event(
     event: str, fact: Fact, at: datetime, reason: str, actor: str = SYSTEM, **details: object
 ) -> AuditEvent:
+    """An audit event about ``fact``, by ``actor``; ``details`` are stored as given."""
     return AuditEvent(
         event=event,
         actor=actor,
@@ -118,11 +120,13 @@ def create_or_revive(
     )
 
 
-def next_version(current: Fact, now: datetime, **changes: object) -> Fact:
+def next_version(current: Fact, now: datetime, **changes: Any) -> Fact:
+    """``current`` as its next version, recorded from ``now``, with ``changes`` applied."""
     return dataclasses.replace(current, version=current.version + 1, recorded_from=now, **changes)
 
 
 def add_evidence(facts: FactBackend, current: Fact, message_id: str, now: datetime) -> Fact:
+    """Write the next version of ``current``, citing ``message_id`` too."""
     new = next_version(current, now, evidence=(*current.evidence, message_id))
     return facts.write_version(
         new,

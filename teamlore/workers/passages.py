@@ -29,6 +29,8 @@ CONTEXT_CHARS = 300
 
 @dataclass(frozen=True, slots=True)
 class Said:
+    """A message as a passage quotes it: who said what, and when."""
+
     author: str
     text: str
     posted: datetime
@@ -40,6 +42,8 @@ def searchable_text(message: Message) -> str:
 
 
 def passage(said: Said, previous: Said | None) -> str:
+    """The text embedded for a message: its author and text, after the start of the message before
+    it in its conversation."""
     own = f"{said.author}: {said.text}" if said.author else said.text
     if previous is None or not previous.text:
         return own

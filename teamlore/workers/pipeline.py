@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 
 
 class Outcome(StrEnum):
+    """What ingesting one event did."""
+
     STORED = "stored"  # new message, facts extracted
     NOOP = "noop"  # new message, nothing worth a fact in it
     DUPLICATE = "duplicate"  # this very event (same idempotency key) was applied before
@@ -64,6 +66,8 @@ class Outcome(StrEnum):
 
 @dataclass
 class IngestResult:
+    """One event's outcome and the ids of the facts it touched, by what happened to them."""
+
     event: MessageEvent
     outcome: Outcome
     created: list[str] = field(default_factory=list)
@@ -141,6 +145,7 @@ class PipelineDeps:
 
 
 def to_message(event: MessageEvent) -> Message:
+    """The stored message an event describes."""
     return Message(
         platform=event.platform,
         workspace=event.workspace,
@@ -347,6 +352,8 @@ def add_statement(
     now: datetime,
     result: IngestResult,
 ) -> None:
+    """Store one extracted statement: as more evidence for the same current statement, else placed
+    by ``lifecycle.place``; ``result`` notes what changed."""
     same = deps.facts.current_by_hash(message.workspace, message.channel, content_hash(candidate.statement))
     if same is not None:
         if message.message_id not in same.evidence:

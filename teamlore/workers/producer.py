@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from celery import Celery
@@ -31,12 +32,18 @@ _DOWN = (OperationalError, redis.ConnectionError, redis.TimeoutError, Connection
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
+    """What ``enqueue`` did: events sent, events spooled (Redis down), and spooled events sent
+    first."""
+
     sent: int
     spooled: int
     replayed: int
 
 
 class Producer:
+    """Hands events to the workers through Redis; while Redis is down they wait in a spool file in
+    the data directory and go first once it is back."""
+
     def __init__(
         self, settings: Settings, app: Celery | None = None, sleep: Callable[[float], None] = time.sleep
     ) -> None:
@@ -50,6 +57,8 @@ class Producer:
         self._sleep = sleep
 
     def enqueue(self, events: Sequence[MessageEvent]) -> Delivery:
+        """Queue the events behind anything spooled; spool them when Redis does not take them within
+        ``producer_retry_s``."""
         payload = [event.model_dump(mode="json") for event in events]
         with self._spool_lock():
             replayed = self._replay_locked()
@@ -62,7 +71,7 @@ class Producer:
             self._append(payload)
         return Delivery(0, len(payload), replayed)
 
-    def send(self, payload: list[dict]) -> None:
+    def send(self, payload: list[dict[str, Any]]) -> None:
         """Queue raw events now, or raise ``BackendUnavailable`` (no spool: the caller, an admin
         replaying the dead-letter list, sees the failure and asks again)."""
         try:
@@ -74,7 +83,8 @@ class Producer:
         """Queue an admin job (re-index, erasure) on the admin queue, so it never delays live
         messages; returns the task id. Not spooled: the admin sees the failure and asks again."""
         try:
-            return self.app.send_task(task, args=list(args), queue=ADMIN, retry=False).id
+            task_id: str = self.app.send_task(task, args=list(args), queue=ADMIN, retry=False).id
+            return task_id
         except _DOWN as exc:
             raise BackendUnavailable(f"cannot queue {task}: Redis is unreachable ({exc})") from exc
 
@@ -108,7 +118,7 @@ class Producer:
         self.spool.unlink()
         return sent
 
-    def _send_with_retry(self, payload: list[dict]) -> bool:
+    def _send_with_retry(self, payload: list[dict[str, Any]]) -> bool:
         deadline = time.monotonic() + self.retry_s
         delay = 0.2
         while True:
@@ -119,20 +129,20 @@ class Producer:
             self._sleep(delay)
             delay = min(delay * 2, 5.0)
 
-    def _send(self, payload: list[dict]) -> bool:
+    def _send(self, payload: list[dict[str, Any]]) -> bool:
         try:
             self.app.send_task("teamlore.ingest", args=[payload], queue=INGEST, retry=False)
         except _DOWN:
             return False
         return True
 
-    def _append(self, payload: list[dict]) -> None:
+    def _append(self, payload: list[dict[str, Any]]) -> None:
         with self.spool.open("a") as handle:
             handle.write(json.dumps(payload) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
 
-    def _rewrite(self, batches: list[list[dict]]) -> None:
+    def _rewrite(self, batches: list[list[dict[str, Any]]]) -> None:
         spare = self.spool.with_suffix(".tmp")
         with spare.open("w") as handle:
             handle.write("".join(json.dumps(b) + "\n" for b in batches))

@@ -25,6 +25,8 @@ from teamlore.workers.retirement import RetirementJudge, features
 
 
 class Resolution(StrEnum):
+    """How a newer statement relates to an older one."""
+
     SUPERSEDES = "supersedes"
     CORRECTION = "correction"  # the older statement was never true: retracted from its start
     DUPLICATE = "duplicate"
@@ -34,6 +36,8 @@ class Resolution(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
+    """A resolver's verdict on a pair of claims, with its reason."""
+
     resolution: Resolution
     reason: str
     confidence: float = 1.0
@@ -55,6 +59,8 @@ _RETIRING = frozenset({Resolution.SUPERSEDES, Resolution.CORRECTION})
 
 
 class Resolver(Protocol):
+    """Judges how a newer claim relates to an older one."""
+
     def judge(self, older: Claim, newer: Claim) -> Judgement: ...
 
 
@@ -442,6 +448,7 @@ class HeuristicResolver:
         return verdict
 
     def hedged(self, text: str) -> bool:
+        """Whether the statement is uncertain or hearsay ("I think", "someone said")."""
         return self._parts(text).hedged
 
 

@@ -130,6 +130,8 @@ def features(p: Any, verdict: str, gap: timedelta, similarity: float) -> np.ndar
 
 @dataclass(frozen=True)
 class RetirementJudge:
+    """The trained logistic regression (see the module)."""
+
     weights: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
@@ -137,6 +139,8 @@ class RetirementJudge:
 
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> RetirementJudge | None:
+        """The judge with its shipped weights; None when they are missing or were trained on other
+        features."""
         if not path.exists():
             return None
         with np.load(path) as data:
@@ -146,8 +150,10 @@ class RetirementJudge:
             return cls(data["weights"], data["mean"], data["scale"], float(data["threshold"]))
 
     def probability(self, row: np.ndarray) -> float:
+        """How likely the pair this feature row describes is a retirement."""
         z = float(np.dot((row - self.mean) / self.scale, self.weights))
         return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
 
     def retires(self, row: np.ndarray) -> bool:
+        """Whether that probability reaches the judge's threshold."""
         return self.probability(row) >= self.threshold

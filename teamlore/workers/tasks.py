@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from functools import cache
+from typing import Any
 
 from celery import shared_task
 from celery.exceptions import Reject
@@ -25,6 +26,7 @@ from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 
 log = logging.getLogger(__name__)
+RawEvent = dict[str, Any]  # a normalized event as JSON, as it travels on the queue
 _configured: list[Settings] = []  # set by the `teamlore worker` command before the pool forks
 
 
@@ -73,7 +75,8 @@ def orphan_delays(visibility_timeout_s: float) -> list[float]:
     the waits add up to one and a half visibility timeouts; each wait stays under half of it,
     because a countdown longer than the visibility timeout makes Redis deliver the task twice."""
     cap = min(300.0, visibility_timeout_s / 2)
-    delays, wait = [], min(5.0, cap)
+    delays: list[float] = []
+    wait = min(5.0, cap)
     while sum(delays) < 1.5 * visibility_timeout_s:
         delays.append(wait)
         wait = min(wait * 2, cap)
@@ -90,7 +93,7 @@ def orphan_delays(visibility_timeout_s: float) -> list[float]:
     retry_jitter=False,
     max_retries=None,
 )
-def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
+def ingest_events(events: list[RawEvent], attempt: int = 0) -> dict[str, int]:
     """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing)."""
     letters, key, limit = _dead_letters(), batch_key(events), _settings().ingest_max_deliveries
     delivery = 0
@@ -117,7 +120,7 @@ def ingest_events(events: list[dict], attempt: int = 0) -> dict[str, int]:
     return counts
 
 
-def _give_up(events: list[dict], attempt: int, deliveries: int, letters: DeadLetters) -> dict[str, int]:
+def _give_up(events: list[RawEvent], attempt: int, deliveries: int, letters: DeadLetters) -> dict[str, int]:
     """A batch that failed every delivery: its events go on one by one, so only the event at
     fault ends on the dead-letter list; a single event goes there now."""
     if len(events) > 1:
@@ -130,7 +133,7 @@ def _give_up(events: list[dict], attempt: int, deliveries: int, letters: DeadLet
     return {"dead_letter": 1}
 
 
-def _parse(events: list[dict], lore: Teamlore, letters: DeadLetters) -> list[MessageEvent]:
+def _parse(events: list[RawEvent], lore: Teamlore, letters: DeadLetters) -> list[MessageEvent]:
     """The valid events; each refused one goes to the dead-letter list with its reason."""
     parsed = []
     for raw in events:
@@ -142,7 +145,7 @@ def _parse(events: list[dict], lore: Teamlore, letters: DeadLetters) -> list[Mes
     return parsed
 
 
-def _ingest(events: list[dict], attempt: int, lore: Teamlore, letters: DeadLetters) -> dict[str, int]:
+def _ingest(events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters) -> dict[str, int]:
     results = ingest(_parse(events, lore, letters), lore.pipeline)
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)
@@ -163,6 +166,7 @@ def _ingest(events: list[dict], attempt: int, lore: Teamlore, letters: DeadLette
 
 @shared_task(name="teamlore.flush_pages")
 def flush_pages() -> int:
+    """Rewrite the pages whose quiet window has passed (the beat schedule); returns how many."""
     report = _lore().wiki.flush()
     if report.pages_rewritten:
         log.info("rewrote %d page(s)", report.pages_rewritten)
@@ -171,6 +175,7 @@ def flush_pages() -> int:
 
 @shared_task(name="teamlore.erase_person")
 def erase_person(workspace: str, author_id: str, actor: str) -> int:
+    """Erase what one person said (admin); returns how many of their messages were erased."""
     lore = _lore()
     report = lore.erase_author(workspace, author_id, actor)
     return report.messages

@@ -22,7 +22,7 @@ from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.backfill import BackfillReport, run_backfill
 from teamlore.connectors.catchup import CatchUp, CatchUpReport, known_channels, recent_threads
 from teamlore.connectors.delivery import EventSink
-from teamlore.connectors.discord import normalize
+from teamlore.connectors.discord import PLATFORM, normalize
 from teamlore.connectors.discord.history import DiscordCatchUpHistory, DiscordHistory, threads_of
 from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.domain import MessageEvent
@@ -111,7 +111,8 @@ class TeamloreDiscord(discord.Client):
     async def backfill_guild(self, guild: discord.Guild, restart: bool = False) -> list[BackfillReport]:
         """Every text and forum channel the bot may read, with their threads."""
         reports = []
-        for channel in [*guild.text_channels, *guild.forums]:
+        channels: list[discord.TextChannel | discord.ForumChannel] = [*guild.text_channels, *guild.forums]
+        for channel in channels:
             allowed = channel.permissions_for(guild.me)
             if not (allowed.view_channel and allowed.read_message_history):
                 continue  # private channels only where the bot has been let in
@@ -135,17 +136,19 @@ class TeamloreDiscord(discord.Client):
                 continue
             done.add(target.id)
             history = DiscordHistory(target, self.loop, self._max_chars)
+
+            def progress(pages: int, total: int, _: float | None, t: Any = target) -> None:
+                log.info("discord backfill #%s: %d page(s), %d message(s)", t, pages, total)
+
             report = run_backfill(
-                normalize.PLATFORM,
+                PLATFORM,
                 str(target.guild.id),
                 str(target.id),
                 history,
                 sink,
                 self.lore.stores.checkpoints,
                 restart=restart,
-                progress=lambda pages, total, _, t=target: log.info(
-                    "discord backfill #%s: %d page(s), %d message(s)", t, pages, total
-                ),
+                progress=progress,
             )
             log.info("discord backfill #%s: %s", target, report)
             reports.append(report)
@@ -156,11 +159,11 @@ class TeamloreDiscord(discord.Client):
 
     async def catch_up(self) -> list[CatchUpReport]:
         """Every channel the store knows in the bot's guilds, from its high-water mark on."""
-        reports = []
+        reports: list[CatchUpReport] = []
         if self.http.token is None:
             return reports  # not logged in: nothing can be read
         for guild in self.guilds:
-            for channel_id in known_channels(self.lore.stores.messages, str(guild.id), normalize.PLATFORM):
+            for channel_id in known_channels(self.lore.stores.messages, str(guild.id), PLATFORM):
                 channel = guild.get_channel(int(channel_id)) if channel_id.isdigit() else None
                 if channel is None:
                     continue  # deleted, or no longer visible to the bot
@@ -177,7 +180,7 @@ class TeamloreDiscord(discord.Client):
         """The channel, its active threads, and the threads with a stored reply in the window
         (archived since, perhaps, with replies posted while the bot was down)."""
         threads = {t.id: t for t in await threads_of(channel, archived=False)}
-        since = self._catch_up_runner().since(normalize.PLATFORM, str(channel.guild.id), str(channel.id))
+        since = self._catch_up_runner().since(PLATFORM, str(channel.guild.id), str(channel.id))
         if since is not None:
             for thread_id in recent_threads(
                 self.lore.stores.messages, str(channel.guild.id), str(channel.id), since
@@ -206,7 +209,7 @@ class TeamloreDiscord(discord.Client):
             after = str(discord.utils.time_snowflake(since, high=False))
             return DiscordCatchUpHistory(make, channel, after, threads)
 
-        return runner.run(normalize.PLATFORM, str(channel.guild.id), str(channel.id), history_for)
+        return runner.run(PLATFORM, str(channel.guild.id), str(channel.id), history_for)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -246,7 +249,9 @@ class TeamloreDiscord(discord.Client):
 
     async def _resolve_channel(self, channel_id: int, guild_id: int | None) -> Any:
         guild = self.get_guild(guild_id) if guild_id is not None else None
-        found = guild.get_channel_or_thread(channel_id) if guild is not None else None
+        found: discord.abc.GuildChannel | discord.Thread | discord.abc.PrivateChannel | None = (
+            guild.get_channel_or_thread(channel_id) if guild is not None else None
+        )
         if found is None:
             found = self.get_channel(channel_id)
         if found is None:

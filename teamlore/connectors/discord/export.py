@@ -103,6 +103,7 @@ def _channel(data: Mapping[str, Any]) -> dict[str, Any]:
     direct = kind in DIRECT or str(guild.get("id")) == "0"
     workspace = DM_WORKSPACE if direct else str(guild.get("id") or "")
     own_id = str(channel["id"])
+    place: tuple[str, str, str | None]
     if kind in THREADS and channel.get("categoryId"):
         place = str(channel["categoryId"]), str(channel.get("category") or ""), own_id
     else:
@@ -126,7 +127,8 @@ def _event(message: Any, channel: Mapping[str, Any], max_chars: int) -> Any:
         raise InvalidInput("a message must be a JSON object")
     if str(message.get("type") or "Default") not in CONVERSATION:
         return None
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    given = message.get("author")
+    author = given if isinstance(given, dict) else {}
     mid = str(message.get("id") or "")
     return parse_event(
         {

@@ -56,9 +56,10 @@ async def _backfill(lore: Teamlore, token: str, channel_id: int, restart: bool) 
         try:
             await client.login(token)
             data = await client.http.get_channel(channel_id)
-            if "guild_id" not in data:
+            guild_id = data.get("guild_id")  # a snowflake, in a server's channels only
+            if not isinstance(guild_id, str | int):
                 raise InvalidInput(f"channel {channel_id} is not in a server; DMs are captured live only")
-            guild = await client.fetch_guild(int(data["guild_id"]))  # roles: visibility needs @everyone
+            guild = await client.fetch_guild(int(guild_id))  # roles: visibility needs @everyone
         except discord.LoginFailure as exc:
             raise BackendUnavailable("Discord rejected TEAMLORE_DISCORD_TOKEN") from exc
         except discord.HTTPException as exc:
@@ -67,8 +68,8 @@ async def _backfill(lore: Teamlore, token: str, channel_id: int, restart: bool) 
         factory, _ = discord.channel._guild_channel_factory(data["type"])
         if factory is None:
             raise InvalidInput(f"channel {channel_id} is not a text channel")
-        target = factory(guild=guild, state=client._connection, data=data)  # type: ignore[arg-type]
-        guild._add_channel(target)  # type: ignore[arg-type]
+        target = factory(guild=guild, state=client._connection, data=data)
+        guild._add_channel(target)
         reports = await client.backfill_channel(target, restart)
         await client.worker.close()
         return reports

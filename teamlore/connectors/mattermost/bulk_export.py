@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from teamlore.connectors import MALFORMED, ImportItem, import_item
-from teamlore.domain import EventKind, Visibility, parse_event
+from teamlore.domain import EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
 from teamlore.untrusted import load_json
 
@@ -122,7 +122,7 @@ def _event(
     workspace: str,
     layout: _Layout,
     max_chars: int,
-):
+) -> MessageEvent:
     if not isinstance(post, dict):
         raise InvalidInput("a post or reply must be an object")
     user, created = post.get("user"), post.get("create_at")
@@ -191,6 +191,7 @@ def _survey(path: Path) -> _Layout:
 @contextmanager
 def _lines(path: Path) -> Iterator[tuple[IO[bytes], str]]:
     """The export's lines: the file itself, or the one .jsonl member of the zip."""
+    handle: IO[bytes]
     if not zipfile.is_zipfile(path):
         try:
             handle = path.open("rb")

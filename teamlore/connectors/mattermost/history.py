@@ -62,12 +62,14 @@ class MattermostHistory:
     def __call__(self, cursor: str) -> Page:
         if self._since_ms is not None:
             found = self._get(since=self._since_ms)  # one call, not paged by the server
-            posts = found.get("posts") if isinstance(found.get("posts"), dict) else {}
+            given = found.get("posts")
+            posts = given if isinstance(given, dict) else {}
             events = [e for e in map(self._event, posts.values()) if e is not None]
             return Page(sorted(events, key=lambda e: e.ts), None)
         found = self._get(page=0, per_page=self._page_size, before=None if cursor == START else cursor)
         order = [pid for pid in found.get("order", []) if isinstance(pid, str)]
-        posts = found.get("posts") if isinstance(found.get("posts"), dict) else {}
+        given = found.get("posts")
+        posts = given if isinstance(given, dict) else {}
         events = [e for e in (self._event(posts.get(pid)) for pid in order) if e is not None]
         older = found.get("prev_post_id", None)
         more = bool(order) and (bool(older) if older is not None else len(order) >= self._page_size)

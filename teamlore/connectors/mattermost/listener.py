@@ -96,8 +96,9 @@ class MattermostListener:
                 if frame.get("status") != "OK":
                     log.error("Mattermost refused a websocket request: %s", frame.get("error"))
                 return
-            data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
-            broadcast = frame.get("broadcast") if isinstance(frame.get("broadcast"), dict) else {}
+            given_data, given_broadcast = frame.get("data"), frame.get("broadcast")
+            data = given_data if isinstance(given_data, dict) else {}
+            broadcast = given_broadcast if isinstance(given_broadcast, dict) else {}
             if event in KINDS:
                 self._post(KINDS[event], data)
             elif event == "channel_updated":
@@ -153,7 +154,8 @@ class MattermostListener:
 
     def _answer(self, post: Mapping[str, Any], channel: MattermostChannel, mention: re.Pattern[str]) -> None:
         me = self.directory.me
-        props = post.get("props") if isinstance(post.get("props"), dict) else {}
+        given_props = post.get("props")
+        props = given_props if isinstance(given_props, dict) else {}
         author = str(post.get("user_id") or "")
         is_bot = (
             author == me.get("id")

@@ -198,10 +198,13 @@ class SlackHistory:
         state = self._state
         calls_left = float(len(state.threads))
         if state.history is not None:
-            span = (self._newest or 0.0) - (self._oldest or 0.0)
-            if not self._history_calls or self._created is None or span <= 0:
+            newest, oldest = self._newest, self._oldest  # set together, by the first page
+            if newest is None or oldest is None or not self._history_calls or self._created is None:
                 return None
-            pages_left = self._history_calls * max(self._oldest - self._created, 0.0) / span
+            span = newest - oldest
+            if span <= 0:
+                return None
+            pages_left = self._history_calls * max(oldest - self._created, 0.0) / span
             calls_left += pages_left * (1 + self._threads_found / self._history_calls)
         per_call = max(self._interval_s, sum(self._call_seconds) / max(len(self._call_seconds), 1))
         calls = round(calls_left)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -24,11 +24,14 @@ from teamlore.connectors.slack_export import SlackContext
 from teamlore.domain import Visibility
 from teamlore.errors import InvalidInput
 
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
 EVENTS_PATH = "/slack/events"
 log = logging.getLogger(__name__)
 
 
-def events_app(app: App, path: str = EVENTS_PATH) -> Callable:
+def events_app(app: App, path: str = EVENTS_PATH) -> Callable[..., Any]:
     """Bolt's ASGI adapter, with each request dispatched off the event loop (Bolt's App is
     synchronous) and a body Bolt cannot parse answered 400 instead of a traceback."""
     from slack_bolt.adapter.asgi import SlackRequestHandler
@@ -50,7 +53,7 @@ def events_app(app: App, path: str = EVENTS_PATH) -> Callable:
     return Handler(app, path)
 
 
-def socket_mode(app: App, app_token: str):
+def socket_mode(app: App, app_token: str) -> SocketModeHandler:
     """Bolt's Socket Mode handler: events over a websocket Slack opens, no public URL needed."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
@@ -66,7 +69,7 @@ def catch_up_on_hello(handler: Any, catch_up: Callable[[], object]) -> None:
     """Socket Mode: Slack says ``hello`` on every connection, the first and each reconnection;
     each one starts a catch-up of what was posted while the socket was down."""
 
-    def on_message(_client: Any, message: dict, _raw: str | None) -> None:
+    def on_message(_client: Any, message: dict[str, Any], _raw: str | None) -> None:
         if message.get("type") == "hello":
             catch_up()
 

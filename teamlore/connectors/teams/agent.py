@@ -15,8 +15,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from microsoft_agents.activity import Activity
-from microsoft_agents.hosting.core import ActivityHandler, MessageFactory, TurnContext
+from microsoft_agents.activity import Activity, TurnContextProtocol
+from microsoft_agents.hosting.core import ActivityHandler, MessageFactory
 
 from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 # channel's membershipType), for channels whose activities do not carry it.
 KnownVisibility = Callable[[str, str], Visibility | None]
 OnJoin = Callable[[str], object]  # told a team's group id when the bot is added to the team
+Turn = TurnContextProtocol[Activity]  # what the SDK hands each handler (a TurnContext)
 
 
 class TeamloreTeamsAgent(ActivityHandler):
@@ -58,13 +59,13 @@ class TeamloreTeamsAgent(ActivityHandler):
         self._on_join = on_join
         self._teams_seen: set[tuple[str, str]] = set()
 
-    async def on_turn(self, turn_context: TurnContext) -> None:
+    async def on_turn(self, turn_context: Turn) -> None:
         try:
             await super().on_turn(turn_context)
         except (InvalidInput, KeyError, TypeError, ValueError, AttributeError) as exc:
             log.warning("teams: %s activity skipped: %s", turn_context.activity.type, exc)
 
-    async def on_message_activity(self, turn_context: TurnContext) -> None:
+    async def on_message_activity(self, turn_context: Turn) -> None:
         activity = turn_context.activity
         if _from_a_bot(activity):
             return
@@ -76,7 +77,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             return
         await self._deliver(self._event(EventKind.CREATED, activity), _team_of(activity))
 
-    async def on_message_update_activity(self, turn_context: TurnContext) -> None:
+    async def on_message_update_activity(self, turn_context: Turn) -> None:
         activity = turn_context.activity
         if _personal(activity):
             return  # questions to the bot: never stored, so nothing to edit
@@ -87,7 +88,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             return  # an edited question: it was never stored
         await self._deliver(self._event(EventKind.EDITED, activity))
 
-    async def on_message_delete_activity(self, turn_context: TurnContext) -> None:
+    async def on_message_delete_activity(self, turn_context: Turn) -> None:
         activity = turn_context.activity
         if _personal(activity):
             return
@@ -96,7 +97,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             return
         await self._deliver(self._event(EventKind.DELETED, activity))
 
-    async def on_conversation_update_activity(self, turn_context: TurnContext) -> None:
+    async def on_conversation_update_activity(self, turn_context: Turn) -> None:
         activity = turn_context.activity
         if _event_type(activity) == "channelRenamed":
             place = self._place(activity)
@@ -105,7 +106,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             return
         await super().on_conversation_update_activity(turn_context)
 
-    async def on_members_added_activity(self, members_added: list[Any], turn_context: TurnContext) -> None:
+    async def on_members_added_activity(self, members_added: list[Any], turn_context: Turn) -> None:
         activity = turn_context.activity
         bot = activity.recipient.id if activity.recipient is not None else None
         team = str((_channel_data(activity).get("team") or {}).get("aadGroupId") or "")
@@ -113,7 +114,7 @@ class TeamloreTeamsAgent(ActivityHandler):
             log.info("teams: added to team %s; backfill queued", team)
             self._on_join(team)
 
-    async def on_unrecognized_activity_type(self, turn_context: TurnContext) -> None:
+    async def on_unrecognized_activity_type(self, turn_context: Turn) -> None:
         log.info("teams: activity type %r skipped", turn_context.activity.type)
 
     # -- internals ----------------------------------------------------------------------
@@ -171,7 +172,7 @@ class TeamloreTeamsAgent(ActivityHandler):
         except TeamloreError as exc:
             log.error("teams: delivery of %s failed: %s", event.message_id, exc)
 
-    async def _answer(self, turn_context: TurnContext, personal: bool = False) -> None:
+    async def _answer(self, turn_context: Turn, personal: bool = False) -> None:
         activity = turn_context.activity
         place = self._place(activity)
         channels = self._standard_channels(place.workspace) if personal else None
@@ -231,7 +232,8 @@ def _channel_data(activity: Activity) -> Mapping[str, Any]:
     if isinstance(data, Mapping):
         return data
     if hasattr(data, "model_dump"):
-        return data.model_dump(by_alias=True, exclude_none=True)
+        dumped: Mapping[str, Any] = data.model_dump(by_alias=True, exclude_none=True)
+        return dumped
     raise InvalidInput(f"channelData of type {type(data).__name__}")
 
 

@@ -148,6 +148,6 @@ def _load(file: Path) -> Any:
 def _messages(data: Any) -> list[Any]:
     if isinstance(data, list):
         return data
-    if isinstance(data, dict) and isinstance(data.get("value"), list):
-        return data["value"]
+    if isinstance(data, dict) and isinstance(value := data.get("value"), list):
+        return value
     raise ExportError("expected a Graph response with a 'value' list, or a list of chatMessage objects")

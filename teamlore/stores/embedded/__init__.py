@@ -21,7 +21,14 @@ from teamlore.stores.embedded.review import EmbeddedReviewQueue, EmbeddedTombsto
 from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTokenStore
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 from teamlore.stores.hashing import KeyedAuditLog, text_key
-from teamlore.stores.protocols import FactBackend, RemoteFactBackend
+from teamlore.stores.protocols import (
+    FactBackend,
+    MessageStore,
+    PageStore,
+    RemoteFactBackend,
+    ReviewQueue,
+    Tombstones,
+)
 
 
 class EmbeddedStores:
@@ -34,14 +41,14 @@ class EmbeddedStores:
         self.audit = KeyedAuditLog(EmbeddedAuditLog(self.db), self.text_key)
         self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
         self._remote_facts: RemoteFactBackend | None = None
-        self.messages = EmbeddedMessageStore(self.db)
+        self.messages: MessageStore = EmbeddedMessageStore(self.db)
         # Kept in the file in every configuration for now (as vectors are); see docs/stores.md.
         self.message_index = EmbeddedMessageIndex(self.db)
         self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
-        self.review = EmbeddedReviewQueue(self.db)
-        self.tombstones = EmbeddedTombstones(self.db)
-        self.pages = EmbeddedPageStore(self.db)
+        self.review: ReviewQueue = EmbeddedReviewQueue(self.db)
+        self.tombstones: Tombstones = EmbeddedTombstones(self.db)
+        self.pages: PageStore = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
         self.spend = EmbeddedSpendLedger(self.db)
         self.model_cache = EmbeddedModelCache(self.db)

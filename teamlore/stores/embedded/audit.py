@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -32,6 +33,7 @@ class EmbeddedAuditLog:
                     json.dumps(event.details, sort_keys=True),
                 ),
             ).lastrowid
+            assert seq is not None  # set by every INSERT
             conn.executemany(
                 "INSERT OR IGNORE INTO audit_fact VALUES (?, ?)",
                 [(fact_id, seq) for fact_id in event.fact_ids],
@@ -74,7 +76,7 @@ class EmbeddedAuditLog:
         return events[::-1] if order == "ASC" else events
 
 
-def _event(r) -> AuditEvent:
+def _event(r: sqlite3.Row) -> AuditEvent:
     return AuditEvent(
         event=r["event"],
         actor=r["actor"],

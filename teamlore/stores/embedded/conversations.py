@@ -47,6 +47,8 @@ class Scores:
 
 
 class Conversations(VectorIndex):
+    """The message versions' index: their vectors, and each message's place in its conversation."""
+
     def __init__(self) -> None:
         super().__init__(table="message_versions", generation="message_index_generation")
 
@@ -84,11 +86,11 @@ class Conversations(VectorIndex):
         self._row_slot = np.concatenate([self._row_slot, np.asarray(slots, np.int64)])
         self._row_wordy = np.concatenate([self._row_wordy, np.fromiter((_wordy(r[11]) for r in fresh), bool)])
         if added:
-            conv, posted, ws, ch = (np.asarray(column, np.int64) for column in zip(*added, strict=True))
-            self._slot_conv = np.concatenate([self._slot_conv, conv])
+            convs, posted, wss, chs = (np.asarray(column, np.int64) for column in zip(*added, strict=True))
+            self._slot_conv = np.concatenate([self._slot_conv, convs])
             self._slot_ts = np.concatenate([self._slot_ts, posted])
-            self._slot_ws = np.concatenate([self._slot_ws, ws.astype(np.int32)])
-            self._slot_ch = np.concatenate([self._slot_ch, ch.astype(np.int32)])
+            self._slot_ws = np.concatenate([self._slot_ws, wss.astype(np.int32)])
+            self._slot_ch = np.concatenate([self._slot_ch, chs.astype(np.int32)])
             self._links = None
 
     # ---- neighbours ----
@@ -115,7 +117,8 @@ class Conversations(VectorIndex):
         following[a[together]] = b[together]
         # A thread's first reply follows the thread's opening message.
         for slot in np.flatnonzero((self._slot_conv != 0) & (previous < 0)):
-            parent = self._slot_of.get(self._parent_key[slot])  # type: ignore[arg-type]
+            parent_key = self._parent_key[slot]  # set: the slot is a reply
+            parent = self._slot_of.get(parent_key) if parent_key is not None else None
             if parent is not None:
                 previous[slot] = parent
         return (*_steps(previous), *_steps(following))
@@ -195,7 +198,7 @@ class Conversations(VectorIndex):
 
     def _spread(self, blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
         """At each of ``slots``: its blend plus its neighbours' share of theirs."""
-        spread = blend[slots]
+        spread: np.ndarray = blend[slots]
         for step, links in enumerate(self._neighbours()):
             weight = SPREAD * (FAR if step % WINDOW else 1.0)  # steps: WINDOW before, then WINDOW after
             neighbour = links[slots]

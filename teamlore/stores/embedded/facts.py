@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def scope_time_sql(
     return sql, params
 
 
-def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
+def _row_to_fact(row: sqlite3.Row | tuple[Any, ...]) -> Fact:
     return Fact(
         fact_id=row[1],
         version=row[2],
@@ -87,7 +88,7 @@ def _row_to_fact(row: sqlite3.Row | tuple) -> Fact:
     )
 
 
-def _tuple(text: str) -> tuple:
+def _tuple(text: str) -> tuple[str, ...]:
     """A JSON list column as a tuple; the empty list, common on the read path, without parsing."""
     return () if text == "[]" else tuple(json.loads(text))
 
@@ -299,6 +300,7 @@ class EmbeddedFactBackend:
         return [r[0] for r in rows]
 
     def embedding_key(self, fact_id: str) -> str | None:
+        """The embedding key of the fact's latest version, or None."""
         row = self._db.conn.execute(
             "SELECT embedding_key FROM fact_versions WHERE fact_id = ? ORDER BY version DESC LIMIT 1",
             (fact_id,),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -305,7 +306,7 @@ class EmbeddedEventLedger:
             )
 
 
-def _row_message(r) -> Message:
+def _row_message(r: sqlite3.Row) -> Message:
     return Message(
         platform=r["platform"],
         workspace=r["workspace"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -11,7 +12,7 @@ from teamlore.stores.protocols import ReviewItem
 from teamlore.timeutil import from_micros, to_micros
 
 
-def _item(row) -> ReviewItem:
+def _item(row: sqlite3.Row) -> ReviewItem:
     return ReviewItem(
         id=row["id"],
         workspace=row["workspace"],
@@ -49,13 +50,13 @@ class EmbeddedReviewQueue:
             ).fetchone()
             if found:
                 return int(found[0])
-            return int(
-                conn.execute(
-                    "INSERT INTO review_items (workspace, channel, kind, older_fact, newer_fact, reason,"
-                    " opened_at) VALUES (?,?,?,?,?,?,?)",
-                    (workspace, channel, kind, older_fact, newer_fact, reason, to_micros(at)),
-                ).lastrowid
-            )
+            opened = conn.execute(
+                "INSERT INTO review_items (workspace, channel, kind, older_fact, newer_fact, reason,"
+                " opened_at) VALUES (?,?,?,?,?,?,?)",
+                (workspace, channel, kind, older_fact, newer_fact, reason, to_micros(at)),
+            ).lastrowid
+            assert opened is not None  # set by every INSERT
+            return opened
 
     def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
         channels = sorted(scope.channels)

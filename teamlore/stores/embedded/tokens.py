@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime
 
 from teamlore.stores.database import Database
@@ -52,7 +53,7 @@ class EmbeddedTokenStore:
         return changed == 1
 
 
-def _record(row) -> TokenRecord:
+def _record(row: sqlite3.Row) -> TokenRecord:
     return TokenRecord(
         token_id=row["token_id"],
         name=row["name"],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -70,7 +71,8 @@ class _Block:
         self._data = grown
 
     def vector(self, row: int) -> np.ndarray:
-        return self._data[row]
+        vector: np.ndarray = self._data[row]
+        return vector
 
     def scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Cosine of ``query`` with each of ``rows``: only the block up to the last row asked
@@ -78,7 +80,8 @@ class _Block:
         block = self._data[: int(rows.max()) + 1]
         if rows.size * GATHER_SHARE < block.shape[0]:
             return _dot(block[rows], query)
-        return _dot(block, query)[rows]
+        scores: np.ndarray = _dot(block, query)[rows]
+        return scores
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -86,10 +89,13 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     is bound by memory, and BLAS threads on a shared 2-core machine wait for a core (about 12 ms a
     call under load) while the two halves of a hybrid search already run side by side. Each row's
     result depends on that row alone, whatever the block's size."""
-    return np.einsum("ij,j->i", matrix, query)
+    product: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return product
 
 
 class VectorIndex:
+    """Exact cosine search over one versioned table, masked by scope and time (see the module)."""
+
     def __init__(self, table: str = "fact_versions", generation: str = "index_generation") -> None:
         # Names of our own tables, never user input: safe to place in the SQL below.
         self._table = table
@@ -264,13 +270,14 @@ class VectorIndex:
             if len(codes) == 1
             else _ascending([self._members[c] for c in codes], len(self._vid))
         )
-        return positions[self._inside(positions, scope, view)]
+        inside: np.ndarray = positions[self._inside(positions, scope, view)]
+        return inside
 
     def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Per position: inside the scope's workspace and visible on both time axes of the view
         (the caller sees to the channels)."""
         bounds = self._bounds[positions]
-        keep = self._ws[positions] == self._workspaces.lookup(scope.workspace)
+        keep: np.ndarray = self._ws[positions] == self._workspaces.lookup(scope.workspace)
         known = to_micros(view.known_at)
         keep &= (bounds[:, 2] <= known) & (known < bounds[:, 3])
         if not view.include_history:
@@ -279,7 +286,7 @@ class VectorIndex:
         return keep
 
     def visible_matches(
-        self, found: list[tuple[int, float]], scope: Scope, view: ResolvedView, limit: int
+        self, found: Sequence[sqlite3.Row | tuple[int, float]], scope: Scope, view: ResolvedView, limit: int
     ) -> dict[int, float]:
         """Of (version row id, score) pairs, the best ``limit`` inside the scope and the view,
         best first (ties: lower id first), as ``scope_time_sql`` would filter them. A row not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -13,7 +14,7 @@ from teamlore.stores.protocols import Claim, StalePage
 from teamlore.timeutil import from_micros, to_micros
 
 
-def _page(row) -> PageRef:
+def _page(row: sqlite3.Row) -> PageRef:
     return PageRef(row["workspace"], row["channel"], row["slug"], PageKind(row["kind"]), row["title"])
 
 

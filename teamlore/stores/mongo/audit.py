@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
 
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import WriteJournal
-from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 from teamlore.stores.protocols import AuditEvent
 
 
@@ -30,6 +31,7 @@ def next_number(runtime: MongoRuntime, name: str) -> int:
             {"_id": name}, {"$inc": {"value": 1}}, upsert=True, return_document=ReturnDocument.AFTER
         )
     )
+    assert doc is not None  # upserted
     return int(doc["value"])
 
 
@@ -59,7 +61,7 @@ class MongoAuditLog:
         return seq
 
     def events_for_fact(self, fact_id: str) -> list[AuditEvent]:
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             links = await db["audit_facts"].find({"fact_id": fact_id}, {"seq": 1}).to_list()
             seqs = [link["seq"] for link in links]
             return await db["audit_log"].find({"_id": {"$in": seqs}}).sort("_id", ASCENDING).to_list()
@@ -77,12 +79,12 @@ class MongoAuditLog:
     ) -> list[AuditEvent]:
         """As the embedded log: newest first, paged by sequence number (exclusive bounds)."""
         edge = times(at=since)
-        query: dict = {
+        query: dict[str, Any] = {
             "workspace": workspace,
             "channel": {"$in": sorted(set(channels))},
             "$or": [{"at": {"$gt": edge["at"]}}, {"at": edge["at"], "at_us": {"$gte": edge["at_us"]}}],
         }
-        seq: dict = {}
+        seq: dict[str, int] = {}
         if before is not None:
             seq["$lt"] = before
         if after is not None:
@@ -91,7 +93,7 @@ class MongoAuditLog:
             query["_id"] = seq
         ascending = after is not None and before is None
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             order = ASCENDING if ascending else DESCENDING
             return await db["audit_log"].find(query).sort("_id", order).limit(limit).to_list()
 
@@ -99,12 +101,14 @@ class MongoAuditLog:
         return events[::-1] if ascending else events
 
 
-def _event(d: dict) -> AuditEvent:
+def _event(d: Document) -> AuditEvent:
+    at = time_of(d, "at")
+    assert at is not None
     return AuditEvent(
         event=d["event"],
         actor=d["actor"],
         reason=d["reason"],
-        at=time_of(d, "at"),  # type: ignore[arg-type]
+        at=at,
         workspace=d["workspace"],
         channel=d["channel"],
         fact_ids=tuple(d["fact_ids"]),

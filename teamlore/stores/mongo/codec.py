@@ -19,7 +19,7 @@ from typing import Any
 import bson
 from bson.codec_options import CodecOptions
 
-_DECODE = CodecOptions(tz_aware=True, tzinfo=UTC)
+_DECODE: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def times(**values: datetime | None) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def times(**values: datetime | None) -> dict[str, Any]:
 
 
 def time_of(doc: dict[str, Any], name: str) -> datetime | None:
-    value = doc.get(name)
+    value: datetime | None = doc.get(name)
     if value is None:
         return None
     return value.astimezone(UTC) + timedelta(microseconds=doc.get(f"{name}_us") or 0)

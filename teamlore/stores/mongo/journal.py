@@ -32,12 +32,11 @@ from typing import Any
 
 from pymongo import DeleteMany, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
 from teamlore.stores.database import Database
 from teamlore.stores.mongo.codec import Op
-from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 
 OUTBOX = "CREATE TABLE IF NOT EXISTS mongo_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, op BLOB NOT NULL)"
 MISSING: Any = object()
@@ -54,6 +53,9 @@ class Level:
 
 
 class WriteJournal:
+    """Holds Mongo writes inside SQLite transactions and applies them after the commit (see the
+    module)."""
+
     def __init__(self, db: Database, runtime: MongoRuntime) -> None:
         self._db, self._runtime = db, runtime
         self._local = threading.local()
@@ -91,7 +93,7 @@ class WriteJournal:
                 return found
         return MISSING
 
-    def pending_items(self, namespace: str) -> Iterator[tuple[Hashable, object]]:
+    def pending_items(self, namespace: str) -> Iterator[tuple[Any, Any]]:
         merged: dict[tuple[str, Hashable], object] = {}
         for level in self._levels:
             merged.update(level.overlay)
@@ -159,7 +161,7 @@ class WriteJournal:
 BULK = 1000
 
 
-async def _apply(db: AsyncDatabase, ops: list[Op]) -> None:
+async def _apply(db: Db, ops: list[Op]) -> None:
     by_collection: dict[str, list[Op]] = {}
     for op in ops:
         by_collection.setdefault(op.collection, []).append(op)
@@ -168,7 +170,7 @@ async def _apply(db: AsyncDatabase, ops: list[Op]) -> None:
             await _bulk(db[name], group[start : start + BULK])
 
 
-async def _bulk(collection: AsyncCollection, ops: list[Op]) -> None:
+async def _bulk(collection: AsyncCollection[Document], ops: list[Op]) -> None:
     start = 0
     while start < len(ops):
         try:
@@ -188,7 +190,7 @@ async def _bulk(collection: AsyncCollection, ops: list[Op]) -> None:
             start = failed + 1
 
 
-def _request(op: Op) -> InsertOne | ReplaceOne | UpdateOne | UpdateMany | DeleteMany:
+def _request(op: Op) -> InsertOne[Document] | ReplaceOne[Document] | UpdateOne | UpdateMany | DeleteMany:
     if op.kind == "insert_one":
         return InsertOne(dict(op.update))
     if op.kind == "replace_one":

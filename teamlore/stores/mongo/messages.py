@@ -22,7 +22,7 @@ from teamlore.domain import (
 )
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import MISSING, WriteJournal
-from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 from teamlore.timeutil import to_micros
 
 # Storing a message that is already there changes only these (an edit, or a re-import of one);
@@ -85,7 +85,7 @@ class MongoMessageStore:
         self._journal.write(Op("channels", "update_one", key, update, upsert=True))
 
     def channels(self, workspace: str) -> list[Channel]:
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             cursor = (
                 db["channels"]
                 .find({"workspace": workspace})
@@ -99,7 +99,7 @@ class MongoMessageStore:
         ]
 
     def _doc(self, workspace: str, channel: str, message_id: str) -> dict[str, Any] | None:
-        held = self._journal.pending("message", (workspace, channel, message_id))
+        held: dict[str, Any] | None = self._journal.pending("message", (workspace, channel, message_id))
         if held is not MISSING:
             return held
         found = self._rt.run(lambda db: db["messages"].find_one(_key(workspace, channel, message_id)))
@@ -211,7 +211,7 @@ class MongoMessageStore:
         if not message_ids:
             return {}
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             query = {"workspace": workspace, "channel": channel, "message_id": {"$in": list(message_ids)}}
             return await db["messages"].find(query).to_list()
 
@@ -234,7 +234,7 @@ class MongoMessageStore:
         if not permalinks:
             return {}
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             wanted = sorted(set(permalinks))
             query = {"workspace": workspace, "channel": channel, "permalink": {"$in": wanted}}
             return await db["messages"].find(query, {"permalink": 1, "message_id": 1}).to_list()
@@ -244,7 +244,7 @@ class MongoMessageStore:
     def thread(self, workspace: str, channel: str, thread_id: str, limit: int = 200) -> list[Message]:
         """A thread's opening message and its replies, oldest first (deleted ones included)."""
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             query = {
                 "workspace": workspace,
                 "channel": channel,
@@ -258,7 +258,7 @@ class MongoMessageStore:
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
         """Stored, not deleted messages of a channel in message-id order, after ``after``."""
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             query = {
                 "workspace": workspace,
                 "channel": channel,
@@ -270,7 +270,7 @@ class MongoMessageStore:
         return [_message(d) for d in self._rt.run(find)]
 
     def live_between(self, workspace: str, channel: str, since: datetime, until: datetime) -> list[Message]:
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             # Stored times keep milliseconds in the date and the rest in ts_us: widen to whole
             # milliseconds here, then compare exactly.
             low = since.replace(microsecond=since.microsecond // 1000 * 1000)
@@ -299,14 +299,14 @@ class MongoMessageStore:
     def replies(self, workspace: str, channel: str, thread_id: str) -> list[Message]:
         query = {"workspace": workspace, "channel": channel, "thread_id": thread_id, "deleted_at": None}
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             order = [("ts", ASCENDING), ("message_id", ASCENDING)]
             return await db["messages"].find(query).sort(order).to_list()
 
         return [_message(d) for d in self._rt.run(find) if d["message_id"] != thread_id]
 
     def authored(self, workspace: str, author_id: str) -> list[tuple[str, str]]:
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             cursor = db["messages"].find(
                 {"workspace": workspace, "author_id": author_id}, {"channel": 1, "message_id": 1}
             )

@@ -17,7 +17,7 @@ from pymongo import ASCENDING
 from teamlore.page_model import PageKind, PageRef, PageVersion, Route, Section
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import WriteJournal
-from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 from teamlore.stores.protocols import StalePage
 
 _RANK = {PageKind.OVERVIEW: 0, PageKind.ROLE: 1, PageKind.TOPIC: 2, PageKind.ENTITY: 3}
@@ -34,7 +34,7 @@ class MongoPageStore:
     def record_routes(self, fact_id: str, routes: Iterable[Route]) -> None:
         for r in sorted(routes, key=lambda r: (r.page.page_id, r.section_key)):
             page = r.page
-            new_page = {
+            new_page: dict[str, Any] = {
                 "workspace": page.workspace,
                 "channel": page.channel,
                 "slug": page.slug,
@@ -75,7 +75,7 @@ class MongoPageStore:
     def sections_of(self, page_id: str) -> dict[str, tuple[str, int, list[str]]]:
         """section key -> (title, order, fact ids routed there)."""
 
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             cursor = db["page_routes"].find({"page_id": page_id})
             return await cursor.sort([("section_key", ASCENDING), ("fact_id", ASCENDING)]).to_list()
 
@@ -144,7 +144,7 @@ class MongoPageStore:
             "flagged": version.flagged,
         }
 
-        async def commit(db) -> bool:
+        async def commit(db: Db) -> bool:
             await db["page_versions"].insert_one(doc)
             moved = await db["pages"].update_one(
                 {"_id": page_id, "current_version": version.version - 1},
@@ -169,7 +169,7 @@ class MongoPageStore:
         if not ids:
             return []
 
-        async def routes_of_touched(db) -> dict[str, set[str]]:
+        async def routes_of_touched(db: Db) -> dict[str, set[str]]:
             hits = await db["page_routes"].find({"fact_id": {"$in": ids}}, {"page_id": 1}).to_list()
             touched = sorted({h["page_id"] for h in hits})
             rows = (

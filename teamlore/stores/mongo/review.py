@@ -13,7 +13,7 @@ from teamlore.domain import Scope
 from teamlore.stores.mongo.audit import next_number
 from teamlore.stores.mongo.codec import Op, time_of, times
 from teamlore.stores.mongo.journal import MISSING, WriteJournal
-from teamlore.stores.mongo.runtime import MongoRuntime
+from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 from teamlore.stores.protocols import ReviewItem
 
 
@@ -24,6 +24,8 @@ def open_key(older_fact: str, newer_fact: str) -> str:
 
 
 def _item(doc: dict[str, Any]) -> ReviewItem:
+    opened_at = time_of(doc, "opened_at")
+    assert opened_at is not None
     return ReviewItem(
         id=doc["_id"],
         workspace=doc["workspace"],
@@ -33,7 +35,7 @@ def _item(doc: dict[str, Any]) -> ReviewItem:
         newer_fact=doc["newer_fact"],
         reason=doc["reason"],
         status=doc["status"],
-        opened_at=time_of(doc, "opened_at"),  # type: ignore[arg-type]
+        opened_at=opened_at,
         closed_at=time_of(doc, "closed_at"),
         reviewer=doc.get("reviewer"),
         decision=doc.get("decision"),
@@ -82,7 +84,7 @@ class MongoReviewQueue:
         return item_id
 
     def items(self, scope: Scope, status: str = "open") -> list[ReviewItem]:
-        async def find(db):
+        async def find(db: Db) -> list[Document]:
             query = {
                 "workspace": scope.workspace,
                 "channel": {"$in": sorted(scope.channels)},
@@ -93,7 +95,7 @@ class MongoReviewQueue:
         return [_item(d) for d in self._rt.run(find)]
 
     def _doc(self, item_id: int) -> dict[str, Any] | None:
-        held = self._journal.pending("review_item", item_id)
+        held: dict[str, Any] | None = self._journal.pending("review_item", item_id)
         if held is not MISSING:
             return held
         return self._rt.run(lambda db: db["review_items"].find_one({"_id": item_id}))
@@ -143,7 +145,7 @@ class MongoTombstones:
             )
 
     def reason(self, workspace: str, channel: str, content_hash: str) -> str | None:
-        held = self._journal.pending("tombstone", (workspace, channel, content_hash))
+        held: str | None = self._journal.pending("tombstone", (workspace, channel, content_hash))
         if held is not MISSING:
             return held
         key = {"workspace": workspace, "channel": channel, "content_hash": content_hash}

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from bson.codec_options import CodecOptions
@@ -29,7 +29,10 @@ from pymongo.errors import ConnectionFailure, PyMongoError
 from teamlore.errors import BackendUnavailable, StoreUnreachable
 
 T = TypeVar("T")
-Work = Callable[[AsyncDatabase], Awaitable[T]]
+# A document as the driver hands it over, and as every store builds it.
+Document = dict[str, Any]
+Db = AsyncDatabase[Document]
+Work = Callable[[Db], Awaitable[T]]
 
 
 def redact(url: str) -> str:
@@ -40,6 +43,8 @@ def redact(url: str) -> str:
 
 
 class MongoRuntime:
+    """Runs work on one ``AsyncMongoClient`` for synchronous callers (see the module)."""
+
     def __init__(self, url: str, database: str, timeout_s: float, setup: Work[None] | None = None) -> None:
         self.url, self.database, self.timeout_s = url, database, timeout_s
         self._setup = setup
@@ -47,8 +52,8 @@ class MongoRuntime:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._client: AsyncMongoClient | None = None
-        self._db: AsyncDatabase | None = None
+        self._client: AsyncMongoClient[Document] | None = None
+        self._db: Db | None = None
 
     def run(self, work: Work[T]) -> T:
         """Run ``work(db)`` on the client's loop and wait for its result."""
@@ -81,7 +86,7 @@ class MongoRuntime:
             " TEAMLORE_MONGO_URL and that the server is running"
         )
 
-    def _ready(self) -> tuple[asyncio.AbstractEventLoop, AsyncDatabase]:
+    def _ready(self) -> tuple[asyncio.AbstractEventLoop, Db]:
         with self._lock:
             if self._pid != os.getpid() or self._loop is None or self._db is None:
                 # After a fork the parent's loop thread does not exist here: start afresh and
@@ -96,8 +101,8 @@ class MongoRuntime:
         thread.start()
         millis = int(self.timeout_s * 1000)
 
-        async def connect() -> tuple[AsyncMongoClient, AsyncDatabase]:
-            client: AsyncMongoClient = AsyncMongoClient(
+        async def connect() -> tuple[AsyncMongoClient[Document], Db]:
+            client: AsyncMongoClient[Document] = AsyncMongoClient(
                 self.url,
                 serverSelectionTimeoutMS=millis,
                 connectTimeoutMS=millis,
@@ -125,7 +130,7 @@ class MongoRuntime:
         self,
         loop: asyncio.AbstractEventLoop,
         thread: threading.Thread | None,
-        client: AsyncMongoClient | None,
+        client: AsyncMongoClient[Document] | None,
     ) -> None:
         future = asyncio.run_coroutine_threadsafe(_shutdown(client), loop)
         future.result(timeout=self.timeout_s + 5)
@@ -145,7 +150,7 @@ class MongoRuntime:
         _collect_leaked_sockets()
 
 
-async def _shutdown(client: AsyncMongoClient | None) -> None:
+async def _shutdown(client: AsyncMongoClient[Document] | None) -> None:
     """Close the client, then end what it left running (server monitors mid-check), so no
     socket is left for the garbage collector to find."""
     if client is not None:

@@ -27,9 +27,9 @@ field beside them, so a time reads back exactly as written (see ``codec``).
 from __future__ import annotations
 
 from pymongo import ASCENDING, IndexModel
-from pymongo.asynchronous.database import AsyncDatabase
 
 from teamlore.errors import BackendUnavailable
+from teamlore.stores.mongo.runtime import Db
 
 SCHEMA_VERSION = 1
 
@@ -66,7 +66,7 @@ INDEXES: dict[str, list[IndexModel]] = {
 }
 
 
-async def ensure_schema(db: AsyncDatabase) -> None:
+async def ensure_schema(db: Db) -> None:
     """Create the indexes (idempotent) and check, or write, the schema version marker."""
     for collection, indexes in INDEXES.items():
         await db[collection].create_indexes(indexes)

@@ -16,6 +16,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import cast
 
 import redis
 
@@ -108,5 +109,7 @@ class RedisDirtySet:
 
     def pending(self) -> list[tuple[str, datetime, int]]:
         p = self._prefix
-        rows = self._redis.zrange(f"{p}due", 0, -1, withscores=True)
+        # With scores, as (member, score) pairs; members are str (decode_responses), which the
+        # stub's return type (members alone or pairs, bytes or str) cannot tell.
+        rows = cast(list[tuple[str, float]], self._redis.zrange(f"{p}due", 0, -1, withscores=True))
         return [(page, from_micros(int(due)), self._redis.hlen(f"{p}facts:{page}")) for page, due in rows]

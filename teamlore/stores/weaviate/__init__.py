@@ -21,7 +21,7 @@ from teamlore.stores.weaviate.filters import compile_filters
 from teamlore.stores.weaviate.schema import check_schema
 
 
-def connect(settings: Settings):
+def connect(settings: Settings) -> weaviate.WeaviateClient:
     """A connected client (the caller closes it), or a clear error saying what to check."""
     url = urlsplit(settings.weaviate_url)
     if url.scheme not in ("http", "https") or not url.hostname:

@@ -10,13 +10,15 @@ every read (``filters.compile_filters``); the gate above re-checks all of it. Ve
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, Sort
+from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
 
 from teamlore.domain import Fact, ResolvedView, Scope
@@ -242,7 +244,9 @@ class WeaviateFactBackend:
             )
         return _related(found.objects)
 
-    def _walk(self, where, key: str, what: str, fields: list[str] | None = None) -> Iterator[dict]:
+    def _walk(
+        self, where: _Filters, key: str, what: str, fields: list[str] | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Every object matching ``where`` in ``key`` order, page by page (keyset paging: Weaviate
         caps offsets at its QUERY_MAXIMUM_RESULTS). ``key`` must be unique among the matches."""
         last = None
@@ -304,7 +308,7 @@ class WeaviateFactBackend:
             self.journal.record(what, undo)
         return new
 
-    def _current_object(self, fact: Fact):
+    def _current_object(self, fact: Fact) -> Any:
         with translated("read of the version to replace"):
             old = self._c.query.fetch_object_by_id(
                 version_uuid(fact.fact_id, fact.version), include_vector=True
@@ -351,7 +355,7 @@ class WeaviateFactBackend:
                 properties={"recorded_to": filters.to_stored(old.recorded_to)},
             )
 
-    def _delete(self, object_id) -> None:
+    def _delete(self, object_id: uuid.UUID) -> None:
         with translated("deleting a version"):
             self._c.data.delete_by_id(object_id)
 
@@ -410,7 +414,7 @@ class WeaviateFactBackend:
             for i, error in sorted(result.errors.items())
         ]
 
-    def unit_of_work(self, savepoint: bool = False):
+    def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]:
         return self.journal.frame(savepoint)
 
     def close(self) -> None:
@@ -419,7 +423,8 @@ class WeaviateFactBackend:
 
 
 def _floats(vector: np.ndarray) -> list[float]:
-    return np.asarray(vector, dtype=np.float32).astype(float).tolist()
+    floats: list[float] = np.asarray(vector, dtype=np.float32).astype(float).tolist()
+    return floats
 
 
 def _farthest(floor: float) -> float | None:
@@ -427,14 +432,14 @@ def _farthest(floor: float) -> float | None:
     return None if floor <= -1.0 else 1.0 - floor
 
 
-def _live_in(workspace: str, channel: str):
+def _live_in(workspace: str, channel: str) -> _Filters:
     """Current, not retired versions of one channel (what the resolver compares against)."""
     return filters.current_in_channel(workspace, channel) & Filter.by_property("status").contains_any(
         list(filters.CURRENT_STATUSES)
     )
 
 
-def _related(objects) -> list[Related]:
+def _related(objects: Iterable[Any]) -> list[Related]:
     return [
         Related(f.fact_id, f.statement, f.valid_from, f.fact_type.value, f.origin)
         for f in (to_fact(o.properties) for o in objects)

@@ -18,6 +18,8 @@ class VersionSource(Protocol):
 
 @dataclass
 class CopyReport:
+    """What ``copy_versions`` copied, and each version Weaviate refused."""
+
     copied: int = 0
     failed: list[str] = field(default_factory=list)  # "fact v2: why", one per refused object
 

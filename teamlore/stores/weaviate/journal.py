@@ -20,6 +20,8 @@ Undo = Callable[[], None]
 
 
 class UndoJournal:
+    """Each thread's frames of undos, nested as the SQLite transaction and its savepoints are."""
+
     def __init__(self) -> None:
         self._local = threading.local()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from weaviate import WeaviateClient
 from weaviate.classes.config import (
     Configure,
     DataType,
@@ -21,6 +22,7 @@ from weaviate.classes.config import (
     Tokenization,
     VectorDistances,
 )
+from weaviate.collections.classes.config import CollectionConfig
 
 from teamlore.errors import ConfigurationError
 
@@ -33,6 +35,8 @@ _VERSION_MARK = re.compile(r"teamlore-schema=(\d+)")
 
 @dataclass(frozen=True, slots=True)
 class Spec:
+    """A property of the collection, as this code creates it and expects to find it."""
+
     name: str
     data_type: DataType
     tokenization: Tokenization | None = None
@@ -77,7 +81,7 @@ PROPERTIES: tuple[Spec, ...] = (
 PROPERTY_NAMES = frozenset(p.name for p in PROPERTIES)
 
 
-def create_collection(client, name: str) -> None:
+def create_collection(client: WeaviateClient, name: str) -> None:
     client.collections.create(
         name,
         description=DESCRIPTION,
@@ -105,7 +109,7 @@ def create_collection(client, name: str) -> None:
     )
 
 
-def schema_differences(config) -> list[str]:
+def schema_differences(config: CollectionConfig) -> list[str]:
     """How an existing collection differs from what this code expects (empty: it matches)."""
     found = _VERSION_MARK.search(config.description or "")
     if found is None:
@@ -140,7 +144,7 @@ def schema_differences(config) -> list[str]:
     return problems
 
 
-def check_schema(client, name: str) -> None:
+def check_schema(client: WeaviateClient, name: str) -> None:
     """Create the collection if it is missing; refuse to run on one with another schema."""
     if not client.collections.exists(name):
         create_collection(client, name)
@@ -156,7 +160,7 @@ def check_schema(client, name: str) -> None:
         )
 
 
-def _shown(values: tuple) -> str:
+def _shown(values: tuple[object, ...]) -> str:
     data_type, tokenization, filterable, searchable, rangeable = values
     flags = [
         n for n, on in (("filterable", filterable), ("searchable", searchable), ("range", rangeable)) if on
