@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -107,3 +108,24 @@ def test_mongo_is_checked_when_configured_ok_when_up_and_failing_with_the_fix_wh
     assert unset.ok and "not configured" in unset.detail
     assert up.ok and "schema current" in up.detail  # control: a server that answers
     assert not down.ok and "TEAMLORE_MONGO_URL" in down.fix
+
+
+def test_a_mongo_check_that_fails_leaves_no_client_for_the_collector_to_find_later(tmp_path, nx_server):
+    """The failed start's error held the client (and any socket PyMongo leaked when its monitors
+    were cancelled mid-connect) until the collector ran at some later moment, in another test."""
+    from pymongo import AsyncMongoClient
+
+    from teamlore.doctor import check_mongo
+
+    def clients_after(url: str, timeout_s: float) -> int:
+        gc.collect()
+        gc.disable()  # only the runtime's own collection may run
+        try:
+            check_mongo(Settings(data_dir=tmp_path, mongo_url=url, mongo_timeout_s=timeout_s, _env_file=None))
+            return sum(isinstance(o, AsyncMongoClient) for o in gc.get_objects())
+        finally:
+            gc.enable()
+
+    down = f"mongodb://127.0.0.1:{free_port()}/?directConnection=true"
+    assert clients_after(down, 1) == 0
+    assert clients_after(nx_server, 10) == 0  # control: a check that succeeds closes its client too

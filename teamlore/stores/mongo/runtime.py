@@ -14,6 +14,7 @@ import asyncio
 import gc
 import os
 import threading
+import traceback
 import warnings
 from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -118,9 +119,13 @@ class MongoRuntime:
         try:
             if self._setup is not None:
                 self._submit(loop, self._setup(db))
-        except BaseException:
+        except BaseException as exc:
             self._stop(loop, thread, client)
             del client, db
+            # The error's traceback holds the setup's frames and, through their locals, the
+            # client: clear them (the lines stay) so the collector finds its sockets now, not
+            # whenever the error is dropped.
+            _clear_locals(exc)
             _collect_leaked_sockets()
             raise
         self._client, self._db = client, db
@@ -161,6 +166,16 @@ async def _shutdown(client: AsyncMongoClient[Document] | None) -> None:
         task.cancel()
     await asyncio.gather(*left, return_exceptions=True)
     await asyncio.get_running_loop().shutdown_asyncgens()
+
+
+def _clear_locals(exc: BaseException) -> None:
+    """Clear the locals of the finished frames in ``exc``'s tracebacks (and its causes')."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
 
 
 def _collect_leaked_sockets() -> None:
