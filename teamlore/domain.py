@@ -248,7 +248,7 @@ def parse_event(data: Mapping[str, Any], max_chars: int) -> MessageEvent:
 
 
 def _named(data: Mapping[str, Any]) -> str:
-    """"message ID: " when the event names a printable id, so a refusal says which message it was."""
+    """ "message ID: " when the event names a printable id, so a refusal says which message it was."""
     mid = data.get("message_id")
     if isinstance(mid, str) and 0 < len(mid) <= 200 and mid.isprintable() and " " not in mid:
         return f"message {mid}: "

@@ -29,6 +29,7 @@ def event(writer: str, i: int):
     }
     return parse_event(data, 40_000)
 
+
 if __name__ == "__main__":
     data_dir, writer, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     dead = f"redis://127.0.0.1:{free_port()}/0"

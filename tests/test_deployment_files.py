@@ -324,9 +324,7 @@ def test_the_liveness_doctor_makes_no_network_call_and_answers_within_the_probe_
     assert done.returncode == 0, done.stderr
     assert {c["name"] for c in yaml.safe_load(done.stdout)} == {"configuration", "data folder"}
     # subprocess.run above already fails past the timeout; this names the figure to correct.
-    assert elapsed < timeout, (
-        f"{elapsed:.1f} s: raise timeoutSeconds and the figure in docs/deployment.md"
-    )
+    assert elapsed < timeout, f"{elapsed:.1f} s: raise timeoutSeconds and the figure in docs/deployment.md"
 
 
 # ---- The settings a pod or container really gets, following docs/deployment.md literally ----

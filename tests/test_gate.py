@@ -10,7 +10,6 @@ from teamlore.capabilities.facts import FactReader, SearchMode
 from teamlore.domain import FactStatus, ReadView, Scope
 from teamlore.errors import BackendUnavailable, EmbedderUnavailable
 from teamlore.stores.embedded import facts as embedded_facts
-from teamlore.stores.embedded import message_index
 from teamlore.stores.embedded.vector_index import VectorIndex
 from teamlore.stores.weaviate import filters as weaviate_filters
 
@@ -159,15 +158,14 @@ def test_keyword_failure_is_an_error_not_an_empty_result(lore, retired, monkeypa
 def _forget_scope_and_time_filters(monkeypatch, fact_store):
     """Simulate a backend bug: every raw query drops its scope and time predicates."""
     # The message index lives in the SQLite file in every configuration: its raw queries forget too.
-    real_fts_query = embedded_facts.fts_query
     if fact_store == "embedded":
         monkeypatch.setattr(
             embedded_facts, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", [])
         )
-    for module in (embedded_facts, message_index) if fact_store == "embedded" else (message_index,):
-        monkeypatch.setattr(module, "fts_query", lambda text, channels: real_fts_query(text, ["C1", "C2"]))
     monkeypatch.setattr(VectorIndex, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
-    monkeypatch.setattr(VectorIndex, "visible_matches", lambda self, found, scope, view, limit: dict(found))
+    monkeypatch.setattr(
+        VectorIndex, "_in_scope", lambda self, positions, scope, view: np.ones(len(positions), bool)
+    )
     if fact_store != "embedded":
         match_all = Filter.by_property("version").greater_than(0)
         monkeypatch.setattr(weaviate_filters, "compile_filters", lambda scope, view: match_all)

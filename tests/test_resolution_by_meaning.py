@@ -14,7 +14,6 @@ OLDER = "The quarterly planning offsite is in Lisbon."
 NEWER = "planning offsite is in Porto"
 
 
-
 def _statuses(lore, channel: str = "C1") -> dict[str, str]:
     facts = [lore.stores.facts.current_version(i) for i in lore.stores.facts.current_ids(WS, channel)]
     return {f.statement: f.status.value for f in facts if f is not None}

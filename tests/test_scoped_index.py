@@ -23,7 +23,6 @@ WORDS = "deploy billing atlas freeze canary owner friday budget kafka vault".spl
 START = datetime(2026, 1, 5, 9, tzinfo=UTC)
 
 
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     from teamlore.app import Teamlore
@@ -131,27 +130,45 @@ def test_messages_rank_per_scope_exactly_as_over_every_slot(store):
     periods = ((to_micros(START + timedelta(hours=20)), to_micros(START + timedelta(hours=30))),)
     for scope, view in itertools.product(_scopes(), _views(store.clock())):
         for text, asked in itertools.product(WORDS[:2], ((True, False), (False, True), (True, True))):
-            keyword = _keyword(conn, text, scope, view) if asked[0] else None
+            keyword = dict(_keyword(conn, text, scope, view)[:1000]) if asked[0] else None
             vector = HashEmbedder().embed_query(text) if asked[1] else None
             for lifted in ((), periods):
                 scores = Scores(keyword, vector, lifted)
                 expected = _reference_rank(index._memory, rows, scope, view, scores, 9)
                 _same(index._memory.rank(scope, view, scores, 9), expected)
-                if keyword is not None:
-                    assert index._matches(text, scope, view) == keyword
 
 
-def _keyword(conn, text: str, scope: Scope, view: ResolvedView) -> dict[int, float]:
-    """The keyword matches as a join in SQL computes them (the filter the index now applies)."""
+def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "message_versions") -> list:
+    """(row id, score) of every keyword match in the scope and the view, best first, as SQLite's
+    FTS5 ranks them over every row (``bm25()`` with the index's column weights): the reference
+    the in-memory postings must equal."""
+    fts, weights = (
+        ("message_fts", "1.0, 1.0, 0.0") if table == "message_versions" else ("fact_fts", "1.0, 0.5, 0.0")
+    )
     where, params = scope_time_sql(scope, view)
-    bm25 = "bm25(message_fts, 1.0, 1.0, 0.0)"
-    found = conn.execute(
-        f"SELECT v.vid, m.score FROM (SELECT rowid, -{bm25} AS score FROM message_fts"
-        f" WHERE message_fts MATCH ? ORDER BY {bm25} LIMIT 4000) m JOIN message_versions v ON v.vid = m.rowid"
-        f" WHERE {where} ORDER BY m.score DESC, v.vid LIMIT 1000",
-        [fts_query(text, scope.channels), *params],
-    ).fetchall()
-    return {r[0]: float(r[1]) for r in found}
+    return [
+        (r[0], float(r[1]))
+        for r in conn.execute(
+            f"SELECT v.vid, -bm25({fts}, {weights}) AS score FROM {fts} JOIN {table} v ON v.vid = {fts}.rowid"
+            f" WHERE {fts} MATCH ? AND {where} ORDER BY score DESC, v.vid",
+            [fts_query(text, scope.channels), *params],
+        )
+    ]
+
+
+def test_keywords_rank_per_scope_exactly_as_fts5_over_every_row(store):
+    """Facts and messages: the in-memory bm25 gives the scores and the order FTS5 gives."""
+    conn = store.stores.db.conn
+    facts, messages = store.stores.facts, store.stores.message_index
+    facts._index.refresh(conn)
+    messages._refresh()
+    for scope, view in itertools.product(_scopes(), _views(store.clock())):
+        for text in ("deploy billing", "the atlas freeze budget", "kafka 42 dollars", "nothing matches"):
+            expected = _keyword(conn, text, scope, view, "fact_versions")[:7]
+            _same(facts._index.keyword(text, scope, view, 7), expected)
+            _same(
+                list(messages._matches(text, scope, view).items()), _keyword(conn, text, scope, view)[:1000]
+            )
 
 
 def _reference_rank(memory, rows, scope, view, scores: Scores, limit: int) -> list[tuple[int, float]]:

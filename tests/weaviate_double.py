@@ -174,7 +174,12 @@ class DoubleCollection:
                 query_properties=None, filters=None, limit=None, max_vector_distance=None,
                 **_: Any):  # fmt: skip
         self._record(
-            "hybrid", query=query, alpha=alpha, fusion_type=fusion_type, filters=filters, limit=limit,
+            "hybrid",
+            query=query,
+            alpha=alpha,
+            fusion_type=fusion_type,
+            filters=filters,
+            limit=limit,
             max_vector_distance=max_vector_distance,
         )
         rows = self._matching(filters)

@@ -23,6 +23,7 @@ from teamlore.text import stems
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True, slots=True)
 class Composed:
     """What a composer wrote: the text (citation markers [n] refer to ``cited`` in order)."""

@@ -84,7 +84,6 @@ class SearchResult:
     receipt: Receipt
 
 
-
 @dataclass(frozen=True, slots=True)
 class FactHistory:
     versions: tuple[FactView, ...]

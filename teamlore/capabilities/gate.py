@@ -81,8 +81,10 @@ def _message_visible(
     """A message is there from when it was posted (valid time) until it was deleted; its text
     is the version the store held at ``known_at``."""
     source = sources.get(message.message_id)
-    if source is None or not message.text or (
-        source.deleted_at is not None and source.deleted_at <= view.known_at
+    if (
+        source is None
+        or not message.text
+        or (source.deleted_at is not None and source.deleted_at <= view.known_at)
     ):
         return Withheld.SOURCE_DELETED
     if not view.include_history and view.valid_at < message.posted_at:

@@ -46,6 +46,8 @@ FACT_WEIGHT = 0.05
 QUESTION_WEIGHT = 0.8
 
 FetchMessages = Callable[[int], list[RawMessageHit]]
+
+
 # The fact reader's judgement of fact ids under a view: the view of each fact that may be shown,
 # and why each other known fact may not (a fact unknown at the moment read is in neither).
 # ``follow``: judge too the facts that superseded them, up to that many links away (one read).

@@ -244,9 +244,7 @@ def admin_erase(
     return views.erasure_json(report)
 
 
-@router.get(
-    "/admin/tokens", tags=["admin"], summary="Tokens within the caller's grant (never their secrets)"
-)
+@router.get("/admin/tokens", tags=["admin"], summary="Tokens within the caller's grant (never their secrets)")
 def tokens_list(request: Request, who: Caller = unscoped(Role.ADMIN)) -> list[dict[str, Any]]:
     return [views.token_json(r) for r in lore_of(request).access.list_within(who.grant)]
 

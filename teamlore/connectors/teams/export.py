@@ -34,9 +34,7 @@ def count_teams_messages(path: Path) -> int:
     total = 0
     for file in _message_files(path):
         try:
-            total += sum(
-                1 + len(_replies(m)) for m in _messages(_load(file)) if isinstance(m, dict)
-            )
+            total += sum(1 + len(_replies(m)) for m in _messages(_load(file)) if isinstance(m, dict))
         except ExportError:
             total += 1
     return total

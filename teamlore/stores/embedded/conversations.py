@@ -50,7 +50,11 @@ class Conversations(VectorIndex):
     """The message versions' index: their vectors, and each message's place in its conversation."""
 
     def __init__(self) -> None:
-        super().__init__(table="message_versions", generation="message_index_generation")
+        # Keyword weights: the text, the author's name (a question naming a person reaches what
+        # they said), the channel (length only), as the FTS table ``message_fts`` holds them.
+        super().__init__(
+            table="message_versions", generation="message_index_generation", keywords=(1.0, 1.0, 0.0)
+        )
 
     def _reset(self) -> None:
         super()._reset()
@@ -66,7 +70,10 @@ class Conversations(VectorIndex):
         self._links: tuple[np.ndarray, ...] | None = None
 
     def _columns(self) -> str:
-        return super()._columns() + ", message_id, thread_id, text"
+        return super()._columns() + ", message_id, thread_id, text, author_name"
+
+    def _texts(self, row: sqlite3.Row) -> tuple[str, ...]:
+        return (row[11], row[12] or "", row[2])
 
     def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
         slots: list[int] = []

@@ -61,6 +61,20 @@ def scope_time_sql(
     return sql, params
 
 
+class FactIndex(VectorIndex):
+    """The fact versions' vectors, and their words for keyword ranking: the statement, the
+    entities at half weight, the channel (length only), as the FTS table ``fact_fts`` holds them."""
+
+    def __init__(self) -> None:
+        super().__init__(keywords=(1.0, 0.5, 0.0))
+
+    def _columns(self) -> str:
+        return super()._columns() + ", statement, entities"
+
+    def _texts(self, row: sqlite3.Row) -> tuple[str, ...]:
+        return (row[9], " ".join(json.loads(row[10])), row[2])
+
+
 def _row_to_fact(row: sqlite3.Row | tuple[Any, ...]) -> Fact:
     return Fact(
         fact_id=row[1],
@@ -97,7 +111,7 @@ class EmbeddedFactBackend:
     def __init__(self, db: Database, audit: AuditLog) -> None:
         self._db = db
         self._audit = audit
-        self._index = VectorIndex()
+        self._index = FactIndex()
         self._beside: ThreadPoolExecutor | None = None  # the semantic half of a hybrid search
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
@@ -109,23 +123,17 @@ class EmbeddedFactBackend:
             raise BackendUnavailable(f"embedded fact store query failed: {exc}") from exc
 
     def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
-        match = fts_query(text, scope.channels)
-        if match is None:
-            return []
-        where, params = scope_time_sql(scope, view)
-        rows = self._query(
-            f"SELECT {_V_COLUMNS}, -bm25(fact_fts, 1.0, 0.5, 0.0) AS score FROM fact_fts"
-            f" JOIN fact_versions v ON v.vid = fact_fts.rowid"
-            f" WHERE fact_fts MATCH ? AND {where} ORDER BY score DESC, v.vid LIMIT ?",
-            [match, *params, limit],
-        )
-        return [RawHit(_row_to_fact(r), float(r["score"])) for r in rows]
+        # Ranked in memory (``keywords``): FTS5's bm25() scans every match and every phrase.
+        self._index.refresh(self._db.conn)
+        return self._hits(self._index.keyword(text, scope, view, limit))
 
     def _semantic(
         self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float = -1.0
     ) -> list[RawHit]:
         self._index.refresh(self._db.conn)
-        ranked = self._index.search(vector, scope, view, limit, floor)
+        return self._hits(self._index.search(vector, scope, view, limit, floor))
+
+    def _hits(self, ranked: list[tuple[int, float]]) -> list[RawHit]:
         if not ranked:
             return []
         by_vid = {r[0]: r for r in self._rows_by_vid([vid for vid, _ in ranked])}

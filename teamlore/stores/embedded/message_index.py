@@ -19,7 +19,6 @@ from teamlore.domain import CONVERSATION_GAP, Message, MessageVersion, ResolvedV
 from teamlore.errors import BackendUnavailable
 from teamlore.stores.database import Database
 from teamlore.stores.embedded.conversations import Conversations, Scores
-from teamlore.stores.embedded.facts import fts_query
 from teamlore.stores.protocols import ErasedMessages, RawMessageHit
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
@@ -30,11 +29,6 @@ _COLUMNS = (
 # Keyword matches ranked before blending: enough that a match deep in the list can still be lifted
 # by its vector or its neighbours, few enough to stay cheap on a common word.
 KEYWORD_POOL = 1_000
-# Matches ranked inside FTS before the time filter: closed versions (edited texts) take a share.
-FTS_POOL = 4 * KEYWORD_POOL
-# bm25 weights of the FTS columns: the text, the author's name (a question naming a person reaches
-# what they said), the channel (a filter only).
-_BM25 = "bm25(message_fts, 1.0, 1.0, 0.0)"
 
 
 def _version(row: sqlite3.Row) -> MessageVersion:
@@ -92,18 +86,10 @@ class EmbeddedMessageIndex:
         return self._ranked(scope, view, Scores(keyword, vector, _micros(periods), floor), limit)
 
     def _matches(self, text: str, scope: Scope, view: ResolvedView) -> dict[int, float]:
-        """Version row id -> bm25 of the best KEYWORD_POOL matches visible in the scope and view."""
-        match = fts_query(text, scope.channels)
-        if match is None:
-            return {}
-        # Ranked inside FTS first (its own top-k is cheap); the scope and time filter is then
-        # the in-memory one (the same predicate as ``scope_time_sql``), not a join per match.
-        rows = self._query(
-            f"SELECT rowid, -{_BM25} FROM message_fts WHERE message_fts MATCH ? ORDER BY {_BM25} LIMIT ?",
-            [match, FTS_POOL],
-        )
+        """Version row id -> bm25 of the best KEYWORD_POOL matches visible in the scope and view,
+        best first (ranked in memory, ``keywords``)."""
         self._refresh()
-        return self._memory.visible_matches(rows, scope, view, KEYWORD_POOL)
+        return dict(self._memory.keyword(text, scope, view, KEYWORD_POOL))
 
     def _ranked(self, scope: Scope, view: ResolvedView, scores: Scores, limit: int) -> list[RawMessageHit]:
         self._refresh()

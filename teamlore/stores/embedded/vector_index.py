@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from teamlore.domain import ResolvedView, Scope
+from teamlore.stores.embedded.keywords import Postings
 from teamlore.timeutil import to_micros
 
 # Below 1/GATHER_SHARE of a channel's vectors, a query copies the rows it needs out and multiplies
@@ -94,12 +95,20 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 
 class VectorIndex:
-    """Exact cosine search over one versioned table, masked by scope and time (see the module)."""
+    """Exact cosine search over one versioned table, masked by scope and time (see the module);
+    with ``keywords`` (a weight per text column a subclass reads, ``_texts``), BM25 too
+    (``keywords.Postings``), masked the same way."""
 
-    def __init__(self, table: str = "fact_versions", generation: str = "index_generation") -> None:
+    def __init__(
+        self,
+        table: str = "fact_versions",
+        generation: str = "index_generation",
+        keywords: Sequence[float] = (),
+    ) -> None:
         # Names of our own tables, never user input: safe to place in the SQL below.
         self._table = table
         self._generation_counter = generation
+        self._keyword_weights = tuple(keywords)
         self._lock = threading.Lock()
         self._reset()
 
@@ -117,6 +126,7 @@ class VectorIndex:
         self._members: dict[int, np.ndarray] = {}  # channel code -> positions of its rows, ascending
         self._blocks: dict[int, _Block] = {}  # channel code -> its vectors
         self._home: dict[str, tuple[int, int]] = {}  # embedding key -> (channel, row) first held
+        self._postings = Postings(self._keyword_weights) if self._keyword_weights else None
 
     def refresh(self, conn: sqlite3.Connection) -> bool:
         """Pull every version row written, closed or given a vector since the last refresh;
@@ -147,9 +157,11 @@ class VectorIndex:
         fresh = [r for r in rows if r[0] not in self._pos]
         for r in rows:
             at = self._pos.get(r[0])
-            if at is not None:  # a version closed, or given a vector, since we saw it
+            if at is not None:  # a version closed, given a vector or blanked since we saw it
                 self._bounds[at] = (r[3], r[4], r[5], r[6])
                 self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
+                if self._postings is not None and not self._texts(r)[0]:
+                    self._postings.drop(at)
         if fresh:
             start = len(self._vid)
             channels = [self._channels.code(r[2]) for r in fresh]
@@ -173,6 +185,8 @@ class VectorIndex:
             for offset, r in enumerate(fresh):
                 self._pos[r[0]] = start + offset
             self._join_members(channels, start)
+            if self._postings is not None:
+                self._postings.add(start, [self._texts(r) for r in fresh])
             self._absorbed(fresh, start)
         self._seq = rows[-1][8]
 
@@ -212,6 +226,11 @@ class VectorIndex:
 
     def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
         """Rows ``fresh`` now sit at positions ``start``...: a subclass keeps its own arrays."""
+
+    def _texts(self, row: sqlite3.Row) -> tuple[str, ...]:
+        """The row's text columns, one per keyword weight, the main text first (a row whose main
+        text is empty is not searchable by keyword): a subclass with keywords reads them."""
+        raise NotImplementedError
 
     def _load_vectors(self, conn: sqlite3.Connection, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -285,23 +304,26 @@ class VectorIndex:
             keep &= (bounds[:, 0] <= valid) & (valid < bounds[:, 1])
         return keep
 
-    def visible_matches(
-        self, found: Sequence[sqlite3.Row | tuple[int, float]], scope: Scope, view: ResolvedView, limit: int
-    ) -> dict[int, float]:
-        """Of (version row id, score) pairs, the best ``limit`` inside the scope and the view,
-        best first (ties: lower id first), as ``scope_time_sql`` would filter them. A row not
-        absorbed yet is left out (nothing could rank it)."""
+    def keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[tuple[int, float]]:
+        """(version row id, bm25) of the best ``limit`` rows inside the scope and the view holding
+        any of the query's words, best first (ties: lower id first)."""
         with self._lock:
-            vids = np.fromiter((r[0] for r in found), np.int64, len(found))
-            scores = np.fromiter((r[1] for r in found), np.float64, len(found))
-            at = np.fromiter((self._pos.get(r[0], -1) for r in found), np.int64, len(found))
-            channels = [self._channels.lookup(c) for c in scope.channels]
-            keep = at >= 0
-            held = at[keep]
-            keep[keep] = self._inside(held, scope, view) & np.isin(self._ch[held], channels)
-            vids, scores = vids[keep], scores[keep]
-            best = np.lexsort((vids, -scores))[:limit]
-            return {int(vids[i]): float(scores[i]) for i in best}
+            if self._postings is None or limit <= 0:
+                return []
+            positions, scores = self._postings.scores(self._postings.tokenizer.query_terms(text))
+            keep = self._in_scope(positions, scope, view)
+            positions, scores = positions[keep], scores[keep]
+            if positions.size > limit:  # the best ``limit`` and every row tied with the last
+                least = np.partition(scores, positions.size - limit)[positions.size - limit]
+                positions, scores = positions[scores >= least], scores[scores >= least]
+            order = np.lexsort((self._vid[positions], -scores))[:limit]
+            return [(int(self._vid[positions[i]]), float(scores[i])) for i in order]
+
+    def _in_scope(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
+        """Per position: in one of the scope's channels, its workspace, and visible in the view."""
+        channels = [self._channels.lookup(c) for c in scope.channels]
+        keep: np.ndarray = np.isin(self._ch[positions], channels) & self._inside(positions, scope, view)
+        return keep
 
     @property
     def size(self) -> int:

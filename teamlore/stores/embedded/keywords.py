@@ -1,0 +1,165 @@
+"""Keyword ranking in memory: BM25 over postings held beside the vectors (``vector_index``).
+
+SQLite's FTS5 finds matches quickly but ranks them slowly: its ``bm25()`` is computed for every
+matching row, and each phrase of the query first scans its whole posting list to count the rows
+holding it, so a channel filter written into the match costs a scan of the channel on every query.
+Here the postings are numpy arrays per term; a query reads the lists of its own terms only and
+scores them with FTS5's formula (k1 1.2, b 0.75, a weight per column, the row's length over all
+its columns, document frequencies over every row held), so what it costs depends on how many
+rows hold the query's words, not on the store or the scope.
+
+Tokens: words (letters and digits), case-folded, diacritics removed, Porter-stemmed (PyStemmer),
+as FTS5's ``porter unicode61 remove_diacritics 2`` does them. Queries keep only the words that
+carry meaning (``teamlore.text.content_words``), or every word when none does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import numpy as np
+import Stemmer
+
+from teamlore.text import STOPWORDS
+
+K1 = 1.2
+B = 0.75
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+class Tokenizer:
+    """Text to index terms. One per index: a stemmer must not be shared between threads."""
+
+    def __init__(self) -> None:
+        self._stemmer = Stemmer.Stemmer("porter")
+
+    def tokens(self, text: str) -> list[str]:
+        return self._stem(_words(text))
+
+    def query_terms(self, text: str) -> list[str]:
+        """The terms a query asks for, each once, in order: its words that carry meaning, or
+        every word when none does (``teamlore.text.content_words``)."""
+        words = _words(text)
+        return list(dict.fromkeys(self._stem([w for w in words if w not in STOPWORDS] or words)))
+
+    def _stem(self, words: list[str]) -> list[str]:
+        stems: list[str] = self._stemmer.stemWords(words)
+        # As FTS5's porter: a word shorter than 3 or longer than 64 characters is kept as it is.
+        return [stem if 3 <= len(word) <= 64 else word for word, stem in zip(words, stems, strict=True)]
+
+
+def _words(text: str) -> list[str]:
+    """Runs of letters and digits, lower-cased (not case-folded: "weiß" stays), Latin letters
+    without their diacritics, as unicode61 with ``remove_diacritics 2`` splits and folds them."""
+    lowered = text.lower()
+    if not lowered.isascii():
+        lowered = "".join(_plain(c) if c in _LATIN else c for c in lowered)
+    return _TOKEN.findall(lowered)
+
+
+def _plain(char: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c))
+
+
+class _Latin:
+    """Characters in the Latin blocks (FTS5 removes diacritics there only: a Japanese voicing
+    mark is part of the word)."""
+
+    def __contains__(self, char: str) -> bool:
+        point = ord(char)
+        return 0xC0 <= point < 0x250 or 0x1E00 <= point < 0x1F00
+
+
+_LATIN = _Latin()
+
+
+class Postings:
+    """Per term, the positions of the rows holding it and its weighted count in each; per row,
+    its length in tokens. Rows are added at increasing positions and may be dropped (their text
+    deleted); a dropped row stays in the lists and is skipped."""
+
+    def __init__(self, weights: Sequence[float]) -> None:
+        # One weight per text column; a column of weight 0 counts in a row's length only.
+        self._weights = tuple(weights)
+        self.tokenizer = Tokenizer()
+        self._terms: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._length = np.zeros(0, np.float64)
+        self._alive = np.zeros(0, bool)
+        self._total = 0.0  # tokens of the rows alive
+        self._count = 0  # rows alive
+
+    def add(self, start: int, rows: Sequence[Sequence[str]]) -> None:
+        """Rows at positions ``start``, ``start + 1``, ...: each its column texts. A row whose
+        texts are all empty (a deleted message, an erased fact) is held but not alive."""
+        grouped: dict[str, tuple[list[int], list[float]]] = {}
+        lengths = np.zeros(len(rows), np.float64)
+        alive = np.zeros(len(rows), bool)
+        for offset, texts in enumerate(rows):
+            if not any(texts):
+                continue
+            counts: dict[str, float] = {}
+            size = 0
+            for text, weight in zip(texts, self._weights, strict=True):
+                tokens = self.tokenizer.tokens(text) if text else []
+                size += len(tokens)
+                if weight > 0:
+                    for token in tokens:
+                        counts[token] = counts.get(token, 0.0) + weight
+            lengths[offset], alive[offset] = size, True
+            for token, count in counts.items():
+                positions, frequencies = grouped.setdefault(token, ([], []))
+                positions.append(start + offset)
+                frequencies.append(count)
+        if start != len(self._length):
+            raise ValueError(f"rows must be added in order: {start} after {len(self._length)}")
+        self._length = np.concatenate([self._length, lengths])
+        self._alive = np.concatenate([self._alive, alive])
+        self._total += float(lengths.sum())
+        self._count += int(alive.sum())
+        for token, (positions, frequencies) in grouped.items():
+            added = (np.asarray(positions, np.int64), np.asarray(frequencies, np.float64))
+            held = self._terms.get(token)
+            self._terms[token] = (
+                added
+                if held is None
+                else (np.concatenate([held[0], added[0]]), np.concatenate([held[1], added[1]]))
+            )
+
+    def drop(self, position: int) -> None:
+        """The row's text is gone: it matches nothing and counts in no statistic."""
+        if self._alive[position]:
+            self._alive[position] = False
+            self._total -= float(self._length[position])
+            self._count -= 1
+
+    def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(positions ascending, bm25) of every live row holding any of ``terms`` (each once)."""
+        count = self._count
+        found_positions: list[np.ndarray] = []
+        found_scores: list[np.ndarray] = []
+        if count:
+            average = self._total / count
+            for term in terms:
+                held = self._terms.get(term)
+                if held is None:
+                    continue
+                positions, frequencies = held
+                alive = self._alive[positions]
+                if not alive.all():
+                    positions, frequencies = positions[alive], frequencies[alive]
+                if positions.size == 0:
+                    continue
+                idf = math.log((count - positions.size + 0.5) / (positions.size + 0.5))
+                idf = idf if idf > 0 else 1e-6  # as FTS5: a word in most rows still counts a little
+                norm = K1 * (1 - B + B * self._length[positions] / average)
+                found_positions.append(positions)
+                found_scores.append(idf * frequencies * (K1 + 1) / (frequencies + norm))
+        if not found_positions:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        if len(found_positions) == 1:
+            return found_positions[0], found_scores[0]
+        rows, inverse = np.unique(np.concatenate(found_positions), return_inverse=True)
+        return rows, np.bincount(inverse, weights=np.concatenate(found_scores), minlength=rows.size)
