@@ -122,10 +122,11 @@ def test_a_deleted_message_is_gone_from_every_mode_and_from_the_index_itself(bar
         assert "m1" not in _messages(past)
     assert "m2" in _messages(bare.reader.search("build machines RAM", SCOPE))  # the control
     conn = bare.stores.db.conn
-    assert (
-        conn.execute("SELECT count(*) FROM message_fts WHERE message_fts MATCH 'statuspage'").fetchone()[0]
-        == 0
-    )
+    # The raw index (before the gate) holds no word of it, in any view.
+    index = bare.stores.message_index
+    index._refresh()
+    for view in (ReadView(), ReadView(known_at=before), ReadView(include_history=True)):
+        assert index._matches("status page hosted", SCOPE, view.resolved(bare.clock())) == {}
     rows = conn.execute("SELECT text, embedding_key FROM message_versions WHERE message_id = 'm1'").fetchall()
     assert rows and all(tuple(r) == ("", None) for r in rows)
 
@@ -146,7 +147,10 @@ def test_erasure_leaves_no_text_no_index_row_and_no_vector_of_the_persons_messag
     bare.erase_author(WS, "U9", "dpo")
     for mode in SearchMode:
         assert "m1" not in _messages(bare.reader.search("vault master key rotation", SCOPE, mode=mode))
-    assert conn.execute("SELECT count(*) FROM message_fts WHERE message_fts MATCH 'vault'").fetchone()[0] == 0
+    assert (
+        bare.stores.message_index._matches("vault master key zed", SCOPE, ReadView().resolved(bare.clock()))
+        == {}
+    )
     erased = conn.execute(
         "SELECT text, author_name, embedding_key FROM message_versions WHERE message_id = 'm1'"
     )
@@ -264,15 +268,68 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
         (1_767_607_200_000_000, PLAIN, 1_767_607_200_000_000),
     )
     db.conn.executescript(
-        "DELETE FROM message_versions; INSERT INTO message_fts (message_fts) VALUES ('rebuild');"
-        " UPDATE meta SET value = '1' WHERE key = 'schema_version';"
+        "DELETE FROM message_versions; UPDATE meta SET value = '1' WHERE key = 'schema_version';"
     )
     db.close()
     reopened = Database(path)
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
-    hits = reopened.conn.execute(
-        "SELECT m.message_id FROM message_fts JOIN message_versions m ON m.vid = message_fts.rowid"
-        " WHERE message_fts MATCH 'statuspage'"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    memory = Conversations()
+    memory.refresh(reopened.conn)
+    found = memory.keyword("statuspage", Scope("T1", ["C1"]), ReadView().resolved(), 5)
+    vids = [vid for vid, _ in found]
+    found_ids = reopened.conn.execute(
+        f"SELECT message_id FROM message_versions WHERE vid IN ({','.join('?' * len(vids))})", vids
     ).fetchall()
-    assert [tuple(h) for h in hits] == [("m1",)]
+    assert [tuple(r) for r in found_ids] == [("m1",)]
+    assert memory.keyword("statuspage", Scope("T1", ["C2"]), ReadView().resolved(), 5) == []  # control
     reopened.close()
+
+
+def test_a_store_of_schema_2_loses_its_message_keyword_table_with_every_word_in_it(tmp_path):
+    """Messages are ranked by keyword in memory since schema 3: the FTS5 table of schema 2 goes
+    (it held the words of messages deleted since, until merged); the fact table stays."""
+    path = tmp_path / "old.sqlite3"
+    db = Database(path)
+    db.conn.executescript(
+        "CREATE VIRTUAL TABLE message_fts USING fts5(text, author_name, channel,"
+        " content='message_versions', content_rowid='vid', tokenize='porter unicode61 remove_diacritics 2');"
+        " UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+    )
+    db.close()
+    reopened = Database(path)
+    tables = {r[0] for r in reopened.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "message_fts" not in tables and "fact_fts" in tables
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    reopened.close()
+
+
+def test_a_deleted_message_matches_nothing_not_even_by_its_author_also_after_a_rebuild(bare, clock):
+    """The keyword index holds a deleted message's row (its place in time) but no word of it: the
+    author's name no longer reaches it, as the index learns it and as it is rebuilt from the file.
+    Control: the same author's other message, same query, same view."""
+    put(
+        bare,
+        event(
+            "The vault master key rotates every quarter.", message_id="m1", author_id="U9", author_name="zed"
+        ),
+        event(
+            "Deploys go out on Fridays.",
+            message_id="m2",
+            author_id="U9",
+            author_name="zed",
+            ts="2026-01-05T10:01:00Z",
+        ),
+    )
+    before = clock.advance(hours=1)
+    clock.advance(hours=1)
+    put(bare, event(kind="message.deleted", message_id="m1"))
+    conn = bare.stores.db.conn
+    index = bare.stores.message_index
+    # Known before the deletion: the deleted version is in time, so only its words could hide it.
+    view = ReadView(known_at=before, include_history=True).resolved(bare.clock())
+    for rebuilt in (False, True):
+        if rebuilt:
+            conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'message_index_generation'")
+        found = index._matches("what did zed say", SCOPE, view)
+        ids = {r[0]: r[1] for r in conn.execute("SELECT vid, message_id FROM message_versions")}
+        assert sorted({ids[vid] for vid in found}) == ["m2"]

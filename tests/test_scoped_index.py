@@ -141,10 +141,18 @@ def test_messages_rank_per_scope_exactly_as_over_every_slot(store):
 def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "message_versions") -> list:
     """(row id, score) of every keyword match in the scope and the view, best first, as SQLite's
     FTS5 ranks them over every row (``bm25()`` with the index's column weights): the reference
-    the in-memory postings must equal."""
-    fts, weights = (
-        ("message_fts", "1.0, 1.0, 0.0") if table == "message_versions" else ("fact_fts", "1.0, 0.5, 0.0")
-    )
+    the in-memory postings must equal. Facts: the store's own ``fact_fts``; messages: an FTS5
+    table built here from every version's text (the store keeps none since schema 3)."""
+    if table == "message_versions":
+        fts, weights = "reference_fts", "1.0, 1.0, 0.0"
+        conn.executescript(
+            "DROP TABLE IF EXISTS temp.reference_fts; CREATE VIRTUAL TABLE temp.reference_fts USING"
+            " fts5(text, author_name, channel, tokenize='porter unicode61 remove_diacritics 2');"
+            " INSERT INTO temp.reference_fts (rowid, text, author_name, channel)"
+            " SELECT vid, text, author_name, channel FROM message_versions WHERE text != '';"
+        )
+    else:
+        fts, weights = "fact_fts", "1.0, 0.5, 0.0"
     where, params = scope_time_sql(scope, view)
     return [
         (r[0], float(r[1]))
@@ -175,7 +183,7 @@ def _reference_rank(memory, rows, scope, view, scores: Scores, limit: int) -> li
     """The ranking computed over every slot of the store, every visible row's cosine from the file."""
     slots = len(memory._parent_key)
     visible = _visible_rows(rows, scope, view)
-    at = {r[0]: memory._pos[r[0]] for r in visible}
+    at = {r[0]: memory._where(r[0]) for r in visible}
     row_of_slot = np.full(slots, -1)
     for r in visible:
         row_of_slot[memory._row_slot[at[r[0]]]] = at[r[0]]
@@ -183,7 +191,7 @@ def _reference_rank(memory, rows, scope, view, scores: Scores, limit: int) -> li
     if scores.keyword is not None:
         part = np.zeros(slots)
         for vid, score in scores.keyword.items():
-            slot = memory._row_slot[memory._pos[vid]]
+            slot = memory._row_slot[memory._where(vid)]
             part[slot] = max(part[slot], score)
         top = part.max()
         blend += (part / top if top > 0 else part) * (KEYWORD_SHARE if scores.vector is not None else 1.0)

@@ -13,7 +13,7 @@ from typing import Protocol
 from teamlore.errors import BackendUnavailable
 from teamlore.timeutil import SENTINEL_MICROS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Times are INTEGER microseconds since the epoch (UTC); open bounds hold SENTINEL_MICROS.
 SCHEMA = f"""
@@ -63,10 +63,6 @@ CREATE INDEX IF NOT EXISTS message_versions_posted
     ON message_versions (workspace, channel, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS message_versions_seq ON message_versions (seq);
 CREATE INDEX IF NOT EXISTS message_versions_author ON message_versions (workspace, author_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(
-    text, author_name, channel, content='message_versions', content_rowid='vid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
 
 CREATE TABLE IF NOT EXISTS fact_versions (
     vid INTEGER PRIMARY KEY,
@@ -206,7 +202,7 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 """
 
 
-_KEYWORD_INDEXES = ("fact_fts", "message_fts")
+_KEYWORD_INDEXES = ("fact_fts",)
 
 
 class TransactionListener(Protocol):
@@ -241,7 +237,12 @@ def _index_stored_messages(conn: sqlite3.Connection) -> None:
         "UPDATE counters SET value = (SELECT coalesce(max(vid), 0) FROM message_versions)"
         " WHERE name = 'message_seq'"
     )
-    conn.execute("INSERT INTO message_fts (message_fts) VALUES ('rebuild')")
+
+
+def _drop_message_fts(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: messages are ranked by keyword in memory (``stores.embedded.keywords``);
+    their FTS5 table goes, with every word it held (a deleted message's included)."""
+    conn.execute("DROP TABLE IF EXISTS message_fts")
 
 
 class Database:
@@ -258,8 +259,10 @@ class Database:
             found = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if found is None:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(found[0]) == 1:
-                _index_stored_messages(conn)
+            elif int(found[0]) in (1, 2):
+                if int(found[0]) == 1:
+                    _index_stored_messages(conn)
+                _drop_message_fts(conn)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             elif int(found[0]) != SCHEMA_VERSION:
                 raise BackendUnavailable(

@@ -174,7 +174,7 @@ class Conversations(VectorIndex):
 
     def _keyword_part(self, keyword: dict[int, float], slots: int) -> np.ndarray:
         part = np.zeros(slots)
-        at = np.fromiter((self._pos.get(vid, -1) for vid in keyword), np.int64, len(keyword))
+        at = self._positions(np.fromiter(keyword, np.int64, len(keyword)))
         score = np.fromiter(keyword.values(), np.float64, len(keyword))
         use = (at >= 0) & (score > 0)
         np.maximum.at(part, self._row_slot[at[use]], score[use])

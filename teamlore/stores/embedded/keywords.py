@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ from teamlore.text import STOPWORDS
 K1 = 1.2
 B = 0.75
 _TOKEN = re.compile(r"[^\W_]+")
+STEM_CACHE = 200_000  # words whose stems are remembered (then forgotten at once and relearned)
 
 
 class Tokenizer:
@@ -35,6 +37,7 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._stemmer = Stemmer.Stemmer("porter")
+        self._stems: dict[str, str] = {}  # word -> stem, as words recur
 
     def tokens(self, text: str) -> list[str]:
         return self._stem(_words(text))
@@ -46,9 +49,13 @@ class Tokenizer:
         return list(dict.fromkeys(self._stem([w for w in words if w not in STOPWORDS] or words)))
 
     def _stem(self, words: list[str]) -> list[str]:
-        stems: list[str] = self._stemmer.stemWords(words)
-        # As FTS5's porter: a word shorter than 3 or longer than 64 characters is kept as it is.
-        return [stem if 3 <= len(word) <= 64 else word for word, stem in zip(words, stems, strict=True)]
+        known = self._stems
+        if len(known) > STEM_CACHE:
+            known.clear()
+        for word in set(words).difference(known):
+            # As FTS5's porter: a word shorter than 3 or longer than 64 characters stays as it is.
+            known[word] = self._stemmer.stemWord(word) if 3 <= len(word) <= 64 else word
+        return list(map(known.__getitem__, words))
 
 
 def _words(text: str) -> list[str]:
@@ -85,47 +92,60 @@ class Postings:
         # One weight per text column; a column of weight 0 counts in a row's length only.
         self._weights = tuple(weights)
         self.tokenizer = Tokenizer()
-        self._terms: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._length = np.zeros(0, np.float64)
+        self._terms: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # positions, weighted counts
+        self._length = np.zeros(0, np.float32)
         self._alive = np.zeros(0, bool)
         self._total = 0.0  # tokens of the rows alive
         self._count = 0  # rows alive
 
     def add(self, start: int, rows: Sequence[Sequence[str]]) -> None:
-        """Rows at positions ``start``, ``start + 1``, ...: each its column texts. A row whose
-        texts are all empty (a deleted message, an erased fact) is held but not alive."""
-        grouped: dict[str, tuple[list[int], list[float]]] = {}
-        lengths = np.zeros(len(rows), np.float64)
-        alive = np.zeros(len(rows), bool)
-        for offset, texts in enumerate(rows):
-            if not any(texts):
-                continue
-            counts: dict[str, float] = {}
-            size = 0
-            for text, weight in zip(texts, self._weights, strict=True):
-                tokens = self.tokenizer.tokens(text) if text else []
-                size += len(tokens)
-                if weight > 0:
-                    for token in tokens:
-                        counts[token] = counts.get(token, 0.0) + weight
-            lengths[offset], alive[offset] = size, True
-            for token, count in counts.items():
-                positions, frequencies = grouped.setdefault(token, ([], []))
-                positions.append(start + offset)
-                frequencies.append(count)
+        """Rows at positions ``start``, ``start + 1``, ...: each its column texts, the main text
+        first. A row whose main text is empty (a deleted message, an erased fact) is held but
+        not alive."""
         if start != len(self._length):
             raise ValueError(f"rows must be added in order: {start} after {len(self._length)}")
+        terms: list[str] = []  # one entry per (row, term)
+        positions: list[int] = []
+        counts: list[float] = []
+        lengths = np.zeros(len(rows), np.float32)
+        alive = np.zeros(len(rows), bool)
+        tokens = self.tokenizer.tokens
+        for offset, texts in enumerate(rows):
+            if not texts[0]:
+                continue
+            held: dict[str, float] = {}
+            size = 0
+            for text, weight in zip(texts, self._weights, strict=True):
+                found = tokens(text) if text else []
+                size += len(found)
+                if weight > 0:
+                    for token, times in Counter(found).items():
+                        held[token] = held.get(token, 0.0) + weight * times
+            lengths[offset], alive[offset] = size, True
+            terms.extend(held.keys())
+            counts.extend(held.values())
+            positions.extend([start + offset] * len(held))
         self._length = np.concatenate([self._length, lengths])
         self._alive = np.concatenate([self._alive, alive])
         self._total += float(lengths.sum())
         self._count += int(alive.sum())
-        for token, (positions, frequencies) in grouped.items():
-            added = (np.asarray(positions, np.int64), np.asarray(frequencies, np.float64))
-            held = self._terms.get(token)
-            self._terms[token] = (
-                added
-                if held is None
-                else (np.concatenate([held[0], added[0]]), np.concatenate([held[1], added[1]]))
+        if not terms:
+            return
+        # Group by term: one sort, then one append per term (rows stay ascending within a term).
+        names = sorted(set(terms))
+        code = {name: i for i, name in enumerate(names)}
+        codes = np.fromiter(map(code.__getitem__, terms), np.int64, len(terms))
+        order = np.argsort(codes, kind="stable")
+        at = np.asarray(positions, np.int32)[order]
+        weights = np.asarray(counts, np.float32)[order]
+        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        for i, name in enumerate(names):
+            part = (at[bounds[i] : bounds[i + 1]], weights[bounds[i] : bounds[i + 1]])
+            before = self._terms.get(name)
+            self._terms[name] = (
+                part
+                if before is None
+                else (np.concatenate([before[0], part[0]]), np.concatenate([before[1], part[1]]))
             )
 
     def drop(self, position: int) -> None:
@@ -154,9 +174,11 @@ class Postings:
                     continue
                 idf = math.log((count - positions.size + 0.5) / (positions.size + 0.5))
                 idf = idf if idf > 0 else 1e-6  # as FTS5: a word in most rows still counts a little
-                norm = K1 * (1 - B + B * self._length[positions] / average)
+                # In double precision, as FTS5 computes it (held in single to halve the memory).
+                weighted = frequencies.astype(np.float64)
+                norm = K1 * (1 - B + B * self._length[positions].astype(np.float64) / average)
                 found_positions.append(positions)
-                found_scores.append(idf * frequencies * (K1 + 1) / (frequencies + norm))
+                found_scores.append(idf * weighted * (K1 + 1) / (weighted + norm))
         if not found_positions:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
         if len(found_positions) == 1:

@@ -214,7 +214,7 @@ class EmbeddedMessageIndex:
                 return False
             if current is not None:
                 self._close(conn, current["vid"], at)
-            vid = conn.execute(
+            conn.execute(
                 "INSERT INTO message_versions (workspace, channel, message_id, version, thread_id,"
                 " author_id, author_name, text, valid_from, valid_to, recorded_from, recorded_to,"
                 " embedding_key, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -234,10 +234,6 @@ class EmbeddedMessageIndex:
                     embedding_key,
                     self._db.next_seq("message_seq"),
                 ),
-            ).lastrowid
-            conn.execute(
-                "INSERT INTO message_fts (rowid, text, author_name, channel) VALUES (?, ?, ?, ?)",
-                (vid, text, message.author_name, message.channel),
             )
             return True
 
@@ -286,20 +282,11 @@ class EmbeddedMessageIndex:
         )
 
     def _blank(self, conn: sqlite3.Connection, vids: Sequence[int]) -> int:
-        """Delete the text, keyword rows and vectors of these versions (a vector still used by a
+        """Delete the text and vectors of these versions (a vector still used by a
         fact or another message stays); returns how many vectors were deleted."""
         vectors = 0
         for vid in vids:
-            row = conn.execute(
-                "SELECT text, author_name, channel, embedding_key FROM message_versions WHERE vid = ?",
-                (vid,),
-            ).fetchone()
-            if row["text"]:
-                conn.execute(
-                    "INSERT INTO message_fts (message_fts, rowid, text, author_name, channel)"
-                    " VALUES ('delete', ?, ?, ?, ?)",
-                    (vid, row["text"], row["author_name"], row["channel"]),
-                )
+            row = conn.execute("SELECT embedding_key FROM message_versions WHERE vid = ?", (vid,)).fetchone()
             conn.execute(
                 "UPDATE message_versions SET text = '', embedding_key = NULL, seq = ? WHERE vid = ?",
                 (self._db.next_seq("message_seq"), vid),

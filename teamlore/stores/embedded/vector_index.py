@@ -117,7 +117,7 @@ class VectorIndex:
         self._generation = -1
         self._workspaces = _Codes()
         self._channels = _Codes()
-        self._pos: dict[int, int] = {}
+        self._at = np.zeros(0, np.int64)  # version row id -> its position here, -1 if none
         self._vid = np.zeros(0, np.int64)
         self._ws = np.zeros(0, np.int32)
         self._ch = np.zeros(0, np.int32)
@@ -154,10 +154,10 @@ class VectorIndex:
         missing = sorted({r[7] for r in rows if r[7] is not None and r[7] not in self._home})
         loaded = self._load_vectors(conn, missing) if missing else {}
         self._reserve(rows, loaded)
-        fresh = [r for r in rows if r[0] not in self._pos]
+        fresh = [r for r in rows if self._where(r[0]) < 0]
         for r in rows:
-            at = self._pos.get(r[0])
-            if at is not None:  # a version closed, given a vector or blanked since we saw it
+            at = self._where(r[0])
+            if at >= 0:  # a version closed, given a vector or blanked since we saw it
                 self._bounds[at] = (r[3], r[4], r[5], r[6])
                 self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
                 if self._postings is not None and not self._texts(r)[0]:
@@ -182,13 +182,28 @@ class VectorIndex:
                     ),
                 ]
             )
-            for offset, r in enumerate(fresh):
-                self._pos[r[0]] = start + offset
+            vids = self._vid[start:]
+            if int(vids.max()) >= len(self._at):
+                grown = np.full(max(int(vids.max()) + 1, int(len(self._at) * GROWTH)), -1, np.int64)
+                grown[: len(self._at)] = self._at
+                self._at = grown
+            self._at[vids] = np.arange(start, len(self._vid))
             self._join_members(channels, start)
             if self._postings is not None:
                 self._postings.add(start, [self._texts(r) for r in fresh])
             self._absorbed(fresh, start)
         self._seq = rows[-1][8]
+
+    def _where(self, vid: int) -> int:
+        """The position of a version row, -1 if not held."""
+        return int(self._at[vid]) if 0 <= vid < len(self._at) else -1
+
+    def _positions(self, vids: np.ndarray) -> np.ndarray:
+        """``_where`` of each of ``vids``."""
+        out = np.full(vids.size, -1, np.int64)
+        held = (vids >= 0) & (vids < len(self._at))
+        out[held] = self._at[vids[held]]
+        return out
 
     def _reserve(self, rows: list[sqlite3.Row], loaded: dict[str, np.ndarray]) -> None:
         """Room in each channel's block for the vectors just loaded (at most one per row)."""
