@@ -29,6 +29,7 @@ from teamlore.text import STOPWORDS
 K1 = 1.2
 B = 0.75
 _TOKEN = re.compile(r"[^\W_]+")
+ADD_SLICE = 8_192  # rows tokenized and grouped at a time
 STEM_CACHE = 200_000  # words whose stems are remembered (then forgotten at once and relearned)
 
 
@@ -104,6 +105,11 @@ class Postings:
         not alive."""
         if start != len(self._length):
             raise ValueError(f"rows must be added in order: {start} after {len(self._length)}")
+        # A slice at a time: opening a large store must not hold a Python object per posting.
+        for first in range(0, len(rows), ADD_SLICE):
+            self._add(start + first, rows[first : first + ADD_SLICE])
+
+    def _add(self, start: int, rows: Sequence[Sequence[str]]) -> None:
         terms: list[str] = []  # one entry per (row, term)
         positions: list[int] = []
         counts: list[float] = []

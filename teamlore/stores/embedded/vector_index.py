@@ -26,6 +26,8 @@ from teamlore.timeutil import to_micros
 # Below 1/GATHER_SHARE of a channel's vectors, a query copies the rows it needs out and multiplies
 # those; above it, multiplying the channel's block and picking the scores is cheaper (no copy).
 GATHER_SHARE = 8
+# Rows read from the file at a time when refreshing.
+REFRESH_SLICE = 20_000
 # A block grows by this factor when full (amortised appends; at most a third of it unused).
 GROWTH = 1.5
 
@@ -139,12 +141,15 @@ class VectorIndex:
             if reset:
                 self._reset()
                 self._generation = generation
-            rows = conn.execute(
+            found = conn.execute(
                 f"SELECT {self._columns()} FROM {self._table} WHERE seq > ? ORDER BY seq", (self._seq,)
-            ).fetchall()
-            if rows:
+            )
+            changed = bool(reset)
+            # A slice at a time: opening a large store holds one slice of rows, not all of them.
+            while rows := found.fetchmany(REFRESH_SLICE):
                 self._absorb(conn, rows)
-            return reset or bool(rows)
+                changed = True
+            return changed
 
     def _columns(self) -> str:
         """Columns 0-8 are what this class reads; a subclass may select more after them."""
