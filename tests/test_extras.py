@@ -7,9 +7,6 @@ install lacks them), so these tests hold in the full test environment, which has
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -18,61 +15,21 @@ import pytest
 from teamlore.cli.connect import PLATFORMS
 from teamlore.extras import MODULES
 
+from .without_extras import teamlore
+
 ROOT = Path(__file__).resolve().parents[1]
-OPTIONAL = (
-    "slack_bolt",
-    "slack_sdk",
-    "discord",
-    "microsoft_agents",
-    "mattermostautodriver",
-    "weaviate",
-    "pymongo",
-    "bson",
-    "motor",
-    "openai",
-)
-# The CLI's main, with a finder ahead of every other that refuses the optional packages.
-WITHOUT_EXTRAS = f"""
-import sys
-
-class RefuseOptional:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {OPTIONAL!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}} (refused by the test)", name=name)
-        return None
-
-sys.meta_path.insert(0, RefuseOptional())
-from teamlore.cli import main
-main(sys.argv[1:])
-"""
-
-
-def teamlore(
-    *args: str, cwd: Path, extras: bool = False, timeout: float = 120, **env: str
-) -> subprocess.CompletedProcess:
-    """The CLI with a clean TEAMLORE_* environment; without the extras unless ``extras``."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("TEAMLORE_")}
-    command = ["-m", "teamlore"] if extras else ["-c", WITHOUT_EXTRAS]
-    return subprocess.run(
-        [sys.executable, *command, *args],
-        capture_output=True,
-        text=True,
-        env={**clean, "TEAMLORE_DATA_DIR": str(cwd / "data"), **env},
-        cwd=cwd,
-        timeout=timeout,
-    )
 
 
 @pytest.mark.timeout(900)
-def test_demo_and_search_run_without_any_extra(tmp_path):
-    # The demo embeds the whole sample: minutes on a loaded machine.
-    demo = teamlore("demo", "--data-dir", str(tmp_path / "demo"), cwd=tmp_path, timeout=600)
+def test_demo_and_search_run_without_any_extra(demo_run):
+    # The demo embeds the whole sample: minutes on a loaded machine. One run for the session
+    # (conftest.demo_run, without the extras); tests/test_cli.py asserts on its output too.
+    demo, data_dir, cwd = demo_run
     assert demo.returncode == 0, demo.stderr
     assert "skipped 0" in demo.stdout
     search = teamlore(
-        "search", "who owns billing", "-w", "T0ACME", "-c", "C01ENG", "--data-dir", str(tmp_path / "demo"),
-        cwd=tmp_path,
-    )  # fmt: skip
+        "search", "who owns billing", "-w", "T0ACME", "-c", "C01ENG", "--data-dir", str(data_dir), cwd=cwd
+    )
     assert search.returncode == 0, search.stderr
     assert "result(s) by hybrid" in search.stdout
 

@@ -9,7 +9,6 @@ import typer
 
 from teamlore.cli.support import DataDir, err, open_lore
 from teamlore.errors import InvalidInput, Unauthorized
-from teamlore.mcp_server import http_server, stdio_server
 
 
 class Transport(StrEnum):
@@ -31,6 +30,10 @@ def mcp_command(
 ) -> int:
     """Serve facts, answers, pages and activity to agents over MCP, read-only. stdio reads with
     TEAMLORE_MCP_TOKEN; http takes a token per request (Authorization: Bearer) at /mcp."""
+    # Imported here, not at the top: the MCP SDK is about half of the CLI's import time, and every
+    # other command (a worker, `doctor --liveness` under a probe's timeout) would pay it.
+    from teamlore.mcp_server import http_server, stdio_server
+
     lore = open_lore(data_dir)
     if transport is Transport.STDIO:
         token = lore.settings.mcp_token
