@@ -128,6 +128,13 @@ def test_a_title_before_a_name_does_not_end_a_sentence():
     ]
 
 
+def test_a_german_ordinal_does_not_end_a_sentence():
+    for text in ("bis zum 5. Oktober", "der Drucker im 2. Stock ist wieder kaputt"):
+        assert split_sentences(text) == [text]
+    # control: a number at a sentence's end still ends it
+    assert split_sentences("The pool has 12. Two are reserved.") == ["The pool has 12.", "Two are reserved."]
+
+
 def test_a_semicolon_does_not_split_a_statement(extractor):
     text = "From now on deploys go through ArgoCD; Jenkins is being retired."
     assert split_sentences(text) == [text]
