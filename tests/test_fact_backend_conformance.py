@@ -1,8 +1,8 @@
 """FactBackend conformance: every implementation answers the raw queries and the write path alike.
 
 Runs against each fact store in tests/conftest.py FACT_STORES (the embedded store; the Weaviate
-backend over an in-process double of the client's collection API; the same double served over the
-client's real REST and gRPC protocol, tests/weaviate_wire.py; a real Weaviate when
+backend through the real client over the double of tests/weaviate_double.py served on the client's
+real REST and gRPC protocol, tests/weaviate_wire.py; a real Weaviate when
 TEAMLORE_TEST_WEAVIATE_URL is set). Rows come from the backend directly, before the gate: these
 tests pin what the store itself compiles (scope, time), not what the gate catches.
 """
