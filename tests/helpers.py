@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from teamlore.app import Teamlore
-from teamlore.domain import Fact, Message, MessageEvent
+from teamlore.domain import Fact, FactStatus, FactType, Message, MessageEvent, content_hash
 from teamlore.extraction import Extraction, ExtractionStatus
 from teamlore.workers import mutations
 from teamlore.workers.pipeline import IngestResult, ingest
@@ -52,3 +55,44 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._vector(text)
+
+
+def billing_fact(
+    statement: str,
+    fact_id: str,
+    *,
+    valid_from: datetime,
+    recorded_from: datetime,
+    channel: str = "C1",
+    **changes: Any,
+) -> Fact:
+    """A version-1 status fact about billing in workspace T1, written straight to a fact store."""
+    fields: dict[str, Any] = {
+        "fact_id": fact_id,
+        "version": 1,
+        "workspace": "T1",
+        "channel": channel,
+        "thread_id": None,
+        "statement": statement,
+        "content_hash": content_hash(statement),
+        "fact_type": FactType.STATUS,
+        "entities": ("billing",),
+        "topic": "billing",
+        "importance": 0.5,
+        "confidence": 0.9,
+        "status": FactStatus.ACTIVE,
+        "evidence": (f"m_{fact_id}",),
+        "valid_from": valid_from,
+        "recorded_from": recorded_from,
+    }
+    return Fact(**{**fields, **changes})
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """Terminate a server process the tests started; kill it if it will not go."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)

@@ -13,6 +13,7 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
+from .helpers import stop_process
 from .redis_server import free_port
 
 
@@ -47,12 +48,7 @@ class OwnMongo:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+            stop_process(self.proc)
             self.proc = None
 
 

@@ -14,9 +14,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope, content_hash
+from teamlore.domain import Fact, FactStatus, ResolvedView, Scope
 from teamlore.stores.protocols import AuditEvent, ConcurrentChange
 from teamlore.timeutil import SENTINEL
+
+from .helpers import billing_fact
 
 pytestmark = pytest.mark.every_fact_store
 
@@ -34,25 +36,9 @@ def _view(valid_at=LATER, known_at=LATER, history=False) -> ResolvedView:
 
 
 def _fact(statement: str, fact_id: str, channel: str = "C1", **changes) -> Fact:
-    fact = Fact(
-        fact_id=fact_id,
-        version=1,
-        workspace=WS,
-        channel=channel,
-        thread_id=None,
-        statement=statement,
-        content_hash=content_hash(statement),
-        fact_type=FactType.STATUS,
-        entities=("billing",),
-        topic="billing",
-        importance=0.5,
-        confidence=0.9,
-        status=FactStatus.ACTIVE,
-        evidence=(f"m_{fact_id}",),
-        valid_from=T0,
-        recorded_from=NOW,
+    return billing_fact(
+        statement, fact_id, channel=channel, **{"valid_from": T0, "recorded_from": NOW, **changes}
     )
-    return dataclasses.replace(fact, **changes)
 
 
 def _audit(fact: Fact, event: str = "created") -> AuditEvent:

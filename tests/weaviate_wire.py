@@ -64,6 +64,7 @@ from weaviate.proto.v1 import (
     weaviate_pb2_grpc,
 )
 
+from .helpers import stop_process
 from .weaviate_double import DoubleCollection, error_message
 from .weaviate_double import status_error as _status
 
@@ -613,12 +614,7 @@ class WireWeaviate:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+            stop_process(self.proc)
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
             self.proc = None

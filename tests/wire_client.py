@@ -26,11 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from teamlore.config import Settings
-from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope, content_hash
+from teamlore.domain import Fact, ResolvedView, Scope
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import AuditEvent, ConcurrentChange
 from teamlore.stores.weaviate import WeaviateFactBackend, open_fact_store
 
+from .helpers import billing_fact
 from .weaviate_wire import hermetic_client
 
 WS, CHANNEL = "T1", "C1"
@@ -40,24 +41,14 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def fact(fact_id: str, statement: str, version: int = 1, recorded_from: datetime = NOW) -> Fact:
-    return Fact(
-        fact_id=fact_id,
-        version=version,
-        workspace=WS,
+    return billing_fact(
+        statement,
+        fact_id,
         channel=CHANNEL,
-        thread_id=None,
-        statement=statement,
-        content_hash=content_hash(statement),
-        fact_type=FactType.STATUS,
-        entities=("billing",),
-        topic="billing",
-        importance=0.5,
-        confidence=0.9,
-        status=FactStatus.ACTIVE,
+        version=version,
         evidence=(f"m_{fact_id}_{version}",),
         valid_from=T0,
         recorded_from=recorded_from,
-        supersedes=(),
     )
 
 
