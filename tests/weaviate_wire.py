@@ -31,11 +31,9 @@ import subprocess
 import sys
 import threading
 import time
-import uuid as uuid_module
 from collections.abc import Iterator
 from concurrent import futures
 from contextlib import contextmanager, suppress
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -45,14 +43,6 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 from weaviate.classes.data import DataObject
 from weaviate.classes.query import HybridFusion, Sort
-from weaviate.collections.classes.filters import (
-    _FilterAnd,
-    _FilterNot,
-    _FilterOr,
-    _Filters,
-    _FilterValue,
-    _Operator,
-)
 from weaviate.exceptions import UnexpectedStatusCodeError
 from weaviate.proto.v1 import (
     base_pb2,
@@ -64,19 +54,12 @@ from weaviate.proto.v1 import (
     weaviate_pb2_grpc,
 )
 
+from . import weaviate_wire_values as codec
 from .helpers import stop_process
 from .weaviate_double import DoubleCollection, error_message
 from .weaviate_double import status_error as _status
 
 SERVER_VERSION = "1.33.0"  # what deploy/k8s/weaviate.yaml and docker-compose.yml run
-_OPERATORS = {op._to_grpc(): op for op in _Operator}
-_JOINS = {
-    base_pb2.Filters.OPERATOR_AND: lambda fs: _FilterAnd(fs),
-    base_pb2.Filters.OPERATOR_OR: lambda fs: _FilterOr(fs),
-    base_pb2.Filters.OPERATOR_NOT: lambda fs: _FilterNot(fs[0]),
-}
-
-
 # ---- the store: one double collection per class, its schema as the server would answer it ----
 
 
@@ -168,130 +151,6 @@ _HNSW_DEFAULTS: dict[str, Any] = {
 }
 
 
-# ---- values: the wire's text and numbers to the Python values the double holds, and back ----
-
-
-def _parse_date(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-def _go_time(moment: datetime) -> str:
-    """RFC 3339 with nanoseconds and trailing zeros cut, in UTC, as Go's encoder writes a DATE."""
-    moment = moment.astimezone(UTC)
-    fraction = f"{moment.microsecond:06d}".rstrip("0")
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
-
-
-def _typed(data_type: str, value: Any) -> Any:
-    """A value as the schema types it (the server parses dates and ints by the schema too)."""
-    if value is None:
-        return None
-    if data_type == "date":
-        return _parse_date(value)
-    if data_type == "date[]":
-        return [_parse_date(v) for v in value]
-    if data_type == "int":
-        return int(value)
-    if data_type == "number":
-        return float(value)
-    return value
-
-
-def _properties_in(types: dict[str, str], properties: dict[str, Any]) -> dict[str, Any]:
-    # An undeclared property passes through untyped: the double refuses it (auto-schema off).
-    return {k: _typed(types[k], v) if k in types else v for k, v in properties.items()}
-
-
-def _value_out(data_type: str, value: Any) -> properties_pb2.Value:
-    if value is None:
-        return properties_pb2.Value(null_value=0)
-    if data_type == "date":
-        return properties_pb2.Value(date_value=_go_time(value))
-    if data_type == "int":
-        return properties_pb2.Value(int_value=int(value))
-    if data_type == "number":
-        return properties_pb2.Value(number_value=float(value))
-    if data_type == "boolean":
-        return properties_pb2.Value(bool_value=bool(value))
-    if data_type in ("text[]", "string[]"):
-        return properties_pb2.Value(
-            list_value=properties_pb2.ListValue(text_values=properties_pb2.TextValues(values=list(value)))
-        )
-    if data_type == "date[]":
-        values = [_go_time(v) for v in value]
-        return properties_pb2.Value(
-            list_value=properties_pb2.ListValue(date_values=properties_pb2.DateValues(values=values))
-        )
-    if data_type == "int[]":
-        packed = struct.pack(f"<{len(value)}q", *value)
-        return properties_pb2.Value(
-            list_value=properties_pb2.ListValue(int_values=properties_pb2.IntValues(values=packed))
-        )
-    if data_type == "number[]":
-        packed = struct.pack(f"<{len(value)}d", *value)
-        return properties_pb2.Value(
-            list_value=properties_pb2.ListValue(number_values=properties_pb2.NumberValues(values=packed))
-        )
-    return properties_pb2.Value(text_value=str(value))
-
-
-def _floats(packed: bytes) -> list[float]:
-    return list(struct.unpack(f"<{len(packed) // 4}f", packed))
-
-
-def _pack(vector: list[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-# ---- protobuf to the client's own query objects ----
-
-
-def _filter_in(message: base_pb2.Filters, types: dict[str, str]) -> _Filters:
-    """The client's Filter object, rebuilt from the Filters message it serialised."""
-    if message.operator in _JOINS:
-        return _JOINS[message.operator]([_filter_in(f, types) for f in message.filters])
-    if message.target.WhichOneof("target") != "property":
-        raise _status(422, "the double filters on properties only (no reference or count filters)")
-    target = message.target.property
-    kind = message.WhichOneof("test_value")
-    raw: Any = getattr(message, kind) if kind else None
-    if kind in ("value_text_array", "value_int_array", "value_boolean_array", "value_number_array"):
-        raw = list(raw.values)
-    element = types.get(target, "").removesuffix("[]")
-    if element == "date":
-        value = [_parse_date(v) for v in raw] if isinstance(raw, list) else _parse_date(raw)
-    else:
-        value = raw
-    return _FilterValue(target=target, value=value, operator=_OPERATORS[message.operator])
-
-
-def _id_wanted(message: base_pb2.Filters) -> uuid_module.UUID | None:
-    """The object id of a fetch by id (``Filter.by_id().equal(uuid)``, what fetch_object_by_id sends)."""
-    if message.operator == base_pb2.Filters.OPERATOR_EQUAL and message.target.property == "_id":
-        return uuid_module.UUID(message.value_text)
-    return None
-
-
-def _query_vector(message: Any) -> list[float]:
-    """A query vector from any of the shapes the client packs it in (bytes, Vectors, per target)."""
-    if message.vector_bytes:
-        return _floats(message.vector_bytes)
-    if len(message.vectors):
-        return _floats(message.vectors[0].vector_bytes)
-    for each in getattr(message, "vector_for_targets", []):
-        return _floats(each.vectors[0].vector_bytes if len(each.vectors) else each.vector_bytes)
-    if len(message.vector):
-        return list(message.vector)
-    raise _status(422, "no query vector")
-
-
-def _target(message: Any) -> str | None:
-    names = list(message.targets.target_vectors) or list(message.target_vectors)
-    if len(names) > 1:
-        raise _status(422, "the double searches one target vector")
-    return names[0] if names else None
-
-
 # ---- gRPC ----
 
 
@@ -319,11 +178,11 @@ class WeaviateService(weaviate_pb2_grpc.WeaviateServicer):
         collection = self.store.collection(request.collection)
         types = self.store.types(request.collection)
         limit = request.limit or 10  # unset (0): the server's QUERY_DEFAULTS_LIMIT
-        if request.HasField("filters") and (wanted := _id_wanted(request.filters)) is not None:
+        if request.HasField("filters") and (wanted := codec.id_wanted(request.filters)) is not None:
             vector = request.metadata.vector or bool(request.metadata.vectors)
             found = collection.query.fetch_object_by_id(wanted, include_vector=vector)
             return [] if found is None else [found]
-        where = _filter_in(request.filters, types) if request.HasField("filters") else None
+        where = codec.filter_in(request.filters, types) if request.HasField("filters") else None
         if request.HasField("bm25_search"):
             bm25 = request.bm25_search
             return collection.query.bm25(
@@ -332,9 +191,9 @@ class WeaviateService(weaviate_pb2_grpc.WeaviateServicer):
         if request.HasField("near_vector"):
             near = request.near_vector
             return collection.query.near_vector(
-                _query_vector(near),
+                codec.query_vector(near),
                 distance=near.distance if near.HasField("distance") else None,
-                target_vector=_target(near),
+                target_vector=codec.target(near),
                 filters=where,
                 limit=limit,
             ).objects
@@ -344,8 +203,8 @@ class WeaviateService(weaviate_pb2_grpc.WeaviateServicer):
             fusion = _fusion(hybrid.fusion_type)
             return collection.query.hybrid(
                 hybrid.query,
-                vector=_query_vector(hybrid.near_vector if hybrid.HasField("near_vector") else hybrid),
-                target_vector=_target(hybrid),
+                vector=codec.query_vector(hybrid.near_vector if hybrid.HasField("near_vector") else hybrid),
+                target_vector=codec.target(hybrid),
                 alpha=alpha,
                 fusion_type=fusion,
                 query_properties=list(hybrid.properties) or None,
@@ -400,10 +259,10 @@ def _batch_object(obj: batch_pb2.BatchObject, types: dict[str, str]) -> DataObje
             list(struct.unpack(f"<{len(packed) // 8}d", packed)) if packed else list(numbers.values)
         )
     props.update({name: [] for name in obj.properties.empty_list_props})
-    vectors = {v.name: _floats(v.vector_bytes) for v in obj.vectors}
+    vectors = {v.name: codec.floats(v.vector_bytes) for v in obj.vectors}
     if obj.vector_bytes:
-        vectors["default"] = _floats(obj.vector_bytes)
-    return DataObject(properties=_properties_in(types, props), uuid=obj.uuid, vector=vectors or None)
+        vectors["default"] = codec.floats(obj.vector_bytes)
+    return DataObject(properties=codec.properties_in(types, props), uuid=obj.uuid, vector=vectors or None)
 
 
 def _struct(message: Any) -> dict[str, Any]:
@@ -414,7 +273,7 @@ def _struct(message: Any) -> dict[str, Any]:
 def _result(obj: Any, types: dict[str, str], wanted: list[str] | None, metadata: Any) -> Any:
     names = wanted if wanted is not None else list(types)
     props = properties_pb2.Properties(
-        fields={n: _value_out(types[n], obj.properties.get(n)) for n in names if n in types}
+        fields={n: codec.value_out(types[n], obj.properties.get(n)) for n in names if n in types}
     )
     now = int(time.time() * 1000)
     meta = search_get_pb2.MetadataResult(
@@ -437,7 +296,9 @@ def _result(obj: Any, types: dict[str, str], wanted: list[str] | None, metadata:
             if not metadata.vectors or name in metadata.vectors:
                 meta.vectors.append(
                     base_pb2.Vectors(
-                        name=name, vector_bytes=_pack(vector), type=base_pb2.Vectors.VECTOR_TYPE_SINGLE_FP32
+                        name=name,
+                        vector_bytes=codec.pack(vector),
+                        type=base_pb2.Vectors.VECTOR_TYPE_SINGLE_FP32,
                     )
                 )
     return search_get_pb2.SearchResult(
@@ -501,11 +362,11 @@ def _objects(store: Store, method: str, where: list[str], body: Any) -> tuple[in
         case "POST", []:
             name = body["class"]
             vectors = body.get("vectors") or ({"default": body["vector"]} if body.get("vector") else None)
-            props = _properties_in(store.types(name), body.get("properties") or {})
+            props = codec.properties_in(store.types(name), body.get("properties") or {})
             store.collection(name).data.insert(properties=props, uuid=body["id"], vector=vectors)
             return 200, {**body, "creationTimeUnix": int(time.time() * 1000)}
         case "PATCH", [name, object_id]:
-            props = _properties_in(store.types(name), body.get("properties") or {})
+            props = codec.properties_in(store.types(name), body.get("properties") or {})
             store.collection(name).data.update(uuid=object_id, properties=props)
             return 204, None
         case "DELETE", [name, object_id]:
