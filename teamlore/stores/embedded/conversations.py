@@ -51,7 +51,7 @@ class Conversations(VectorIndex):
 
     def __init__(self) -> None:
         # Keyword weights: the text, the author's name (a question naming a person reaches what
-        # they said), the channel (length only), as the FTS table ``message_fts`` holds them.
+        # they said), the channel (in a row's length only).
         super().__init__(
             table="message_versions", generation="message_index_generation", keywords=(1.0, 1.0, 0.0)
         )

@@ -8,9 +8,11 @@ scores them with FTS5's formula (k1 1.2, b 0.75, a weight per column, the row's 
 its columns, document frequencies over every row held), so what it costs depends on how many
 rows hold the query's words, not on the store or the scope.
 
-Tokens: words (letters and digits), case-folded, diacritics removed, Porter-stemmed (PyStemmer),
-as FTS5's ``porter unicode61 remove_diacritics 2`` does them. Queries keep only the words that
-carry meaning (``teamlore.text.content_words``), or every word when none does.
+Tokens: words (letters and digits), lower-cased, Latin letters without their diacritics,
+Porter-stemmed from 3 letters on (PyStemmer), as FTS5's ``porter unicode61 remove_diacritics 2``
+does them (``fact_fts``, which the resolver still reads, keeps that tokenizer). Queries keep
+only the words that carry meaning (``teamlore.text.content_words``), or every word when none
+does.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _words(text: str) -> list[str]:
     without their diacritics, as unicode61 with ``remove_diacritics 2`` splits and folds them."""
     lowered = text.lower()
     if not lowered.isascii():
-        lowered = "".join(_plain(c) if c in _LATIN else c for c in lowered)
+        lowered = "".join(_plain(c) if _latin(c) else c for c in lowered)
     return _TOKEN.findall(lowered)
 
 
@@ -72,16 +74,11 @@ def _plain(char: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c))
 
 
-class _Latin:
-    """Characters in the Latin blocks (FTS5 removes diacritics there only: a Japanese voicing
-    mark is part of the word)."""
-
-    def __contains__(self, char: str) -> bool:
-        point = ord(char)
-        return 0xC0 <= point < 0x250 or 0x1E00 <= point < 0x1F00
-
-
-_LATIN = _Latin()
+def _latin(char: str) -> bool:
+    """In the Latin blocks, where FTS5 removes diacritics (a Japanese voicing mark is part of the
+    word)."""
+    point = ord(char)
+    return 0xC0 <= point < 0x250 or 0x1E00 <= point < 0x1F00
 
 
 class Postings:
