@@ -225,3 +225,53 @@ def _reference_rank(memory, rows, scope, view, scores: Scores, limit: int) -> li
         candidates = candidates[np.argpartition(-spread[candidates], limit - 1)[:limit]]
     ranked = [(int(memory._vid[row_of_slot[s]]), float(spread[s])) for s in candidates]
     return sorted(ranked, key=lambda p: (-p[1], p[0]))
+
+
+def test_int8_codes_score_within_two_thousandths_of_the_exact_cosine():
+    from teamlore.stores.embedded.vector_index import _Block, _code
+
+    rng = np.random.default_rng(3)
+    block = _Block()
+    vectors = rng.standard_normal((500, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for i, vector in enumerate(vectors):
+        block.add(f"k{i}", vector)
+    query = vectors[7] + rng.standard_normal(384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    rows = np.arange(500)
+    code, scale = _code(query)
+    error = np.abs(block.rough(code, scale, rows) - block.scores(query, rows))
+    assert error.max() < 0.002
+    # A control: the codes carry the vectors (another query's scores differ by far more).
+    other = vectors[9]
+    assert np.abs(block.rough(*_code(other), rows) - block.scores(query, rows)).max() > 0.1
+
+
+def test_the_int8_first_pass_finds_what_exact_search_finds(store):
+    """A scope this small is searched exactly by default; forced through the int8 first pass with
+    few rows re-scored, facts come back exactly as over every row, and messages nearly so."""
+    facts, memory = store.stores.facts._index, store.stores.message_index._memory
+    conn = store.stores.db.conn
+    facts.refresh(conn)
+    store.stores.message_index._refresh()
+    fact_rows, message_rows = _rows(conn, "fact_versions"), _rows(conn, "message_versions")
+    found = total = 0
+    try:
+        for index in (facts, memory):
+            index.rough_from, index.rescore = 1, 4
+        for scope, view, text in itertools.product(_scopes(), _views(store.clock()), WORDS[:3]):
+            query = HashEmbedder().embed_query(text)
+            scored = [
+                (r[0], _cosine(r[7], query))
+                for r in _visible_rows(fact_rows, scope, view)
+                if r[7] is not None
+            ]
+            _same(facts.search(query, scope, view, 7), sorted(scored, key=lambda p: (-p[1], p[0]))[:7])
+            scores = Scores(None, query)
+            expected = {vid for vid, _ in _reference_rank(memory, message_rows, scope, view, scores, 9)}
+            found += len(expected & {vid for vid, _ in memory.rank(scope, view, scores, 9)})
+            total += len(expected)
+    finally:
+        for index in (facts, memory):
+            del index.rough_from, index.rescore
+    assert total > 500 and found / total >= 0.95

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
-from teamlore.stores.embedded.vector_index import VectorIndex
+from teamlore.stores.embedded.vector_index import VectorIndex, best_of
 
 GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
 # How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
@@ -188,7 +188,12 @@ class Conversations(VectorIndex):
         held = visible[self._row[visible] >= 0]
         if held.size == 0:
             return part
-        cosines = self._cosines(vector, held)
+        if held.size >= self.rough_from:  # the int8 first pass, the best again exactly (vector_index)
+            cosines = self._rough(vector, held)
+            best = best_of(cosines, self.rescore)
+            cosines[best] = self._cosines(vector, held[best])
+        else:
+            cosines = self._cosines(vector, held)
         top = float(cosines.max())
         # The floor stays below the best, so even a channel of one message can be found by meaning.
         floor = min(float(np.median(cosines)), top - MIN_SPAN)

@@ -8,6 +8,12 @@ its rows and its own contiguous block of vectors, stored once per embedding key 
 share one statement), so scoring a scope of two channels multiplies those two blocks, not the
 store (exact search is bound by memory bandwidth). A row without a vector yet is held too (``row``
 -1): it is never a semantic hit, but its place in the mask is known.
+
+A large scope is read in two passes: every candidate is scored from an int8 copy of its vector (a
+quarter of the bytes; each row scaled to its own largest component), then the best of those are
+scored again exactly. The int8 cosine is within about 0.002 of the exact one, so the exact best
+``limit`` are among the first pass's best RESCORE unless hundreds of rows tie within that margin
+(``bench/search_check.py compare`` checks it against exact search on a kept store).
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import simsimd
 
 from teamlore.domain import ResolvedView, Scope
 from teamlore.stores.embedded.keywords import Postings
@@ -30,6 +37,11 @@ GATHER_SHARE = 8
 REFRESH_SLICE = 20_000
 # A block grows by this factor when full (amortised appends; at most a third of it unused).
 GROWTH = 1.5
+# From this many candidates on, a semantic query takes the int8 first pass (see the module);
+# below it, exact search costs less than a millisecond or two and stays exact.
+ROUGH_FROM = 8_192
+# Candidates of the first pass scored again exactly: at least this many, and four per result.
+RESCORE = 256
 
 
 class _Codes:
@@ -46,10 +58,13 @@ class _Codes:
 
 
 class _Block:
-    """One channel's vectors, contiguous and in the order first seen; one row per embedding key."""
+    """One channel's vectors, contiguous and in the order first seen; one row per embedding key;
+    beside them their int8 codes and each code's scale (the first pass of a large search)."""
 
     def __init__(self) -> None:
         self._data = np.zeros((0, 0), np.float32)
+        self._codes = np.zeros((0, 0), np.int8)
+        self._scale = np.zeros(0, np.float32)
         self.size = 0
         self.row_of: dict[str, int] = {}  # embedding key -> row
 
@@ -63,15 +78,20 @@ class _Block:
         if self.size == self._data.shape[0]:
             self._grow(max(64, int(self.size * GROWTH)), vector.shape[0])
         self._data[self.size] = vector
+        self._codes[self.size], self._scale[self.size] = _code(vector)
         self.row_of[key] = self.size
         self.size += 1
         return self.size - 1
 
     def _grow(self, rows: int, dim: int) -> None:
         grown = np.zeros((rows, dim), np.float32)
+        codes = np.zeros((rows, dim), np.int8)
+        scale = np.zeros(rows, np.float32)
         if self.size:
             grown[: self.size] = self._data[: self.size]
-        self._data = grown
+            codes[: self.size] = self._codes[: self.size]
+            scale[: self.size] = self._scale[: self.size]
+        self._data, self._codes, self._scale = grown, codes, scale
 
     def vector(self, row: int) -> np.ndarray:
         vector: np.ndarray = self._data[row]
@@ -85,6 +105,30 @@ class _Block:
             return _dot(block[rows], query)
         scores: np.ndarray = _dot(block, query)[rows]
         return scores
+
+    def rough(self, code: np.ndarray, scale: float, rows: np.ndarray) -> np.ndarray:
+        """``scores`` from the int8 codes (``_code`` of the query): within about 0.002."""
+        block = self._codes[: int(rows.max()) + 1]
+        if rows.size * GATHER_SHARE < block.shape[0]:
+            dots = _dot8(block[rows], code)
+        else:
+            dots = _dot8(block, code)[rows]
+        rough: np.ndarray = dots * (self._scale[rows] * scale)
+        return rough
+
+
+def _code(vector: np.ndarray) -> tuple[np.ndarray, float]:
+    """int8 codes of ``vector`` and the scale that turns them back (its largest component is 127)."""
+    top = float(np.abs(vector).max())
+    if top == 0.0:
+        return np.zeros(vector.shape, np.int8), 0.0
+    return np.rint(vector * (127.0 / top)).astype(np.int8), top / 127.0
+
+
+def _dot8(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """``codes @ code`` summed exactly in integers (simsimd's SIMD kernels, one thread: see _dot)."""
+    product: np.ndarray = np.asarray(simsimd.cdist(code[None, :], codes, metric="dot", threads=1))[0]
+    return product
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -100,6 +144,9 @@ class VectorIndex:
     """Exact cosine search over one versioned table, masked by scope and time (see the module);
     with ``keywords`` (a weight per text column a subclass reads, ``_texts``), BM25 too
     (``keywords.Postings``), masked the same way."""
+
+    rough_from = ROUGH_FROM  # candidates from which a semantic query takes the int8 first pass
+    rescore = RESCORE  # of which at least this many are scored again exactly
 
     def __init__(
         self,
@@ -275,6 +322,9 @@ class VectorIndex:
             candidates = candidates[self._row[candidates] >= 0]
             if candidates.size == 0:
                 return []
+            if candidates.size >= self.rough_from:  # the int8 first pass (see the module)
+                rough = self._rough(vector, candidates)
+                candidates = candidates[best_of(rough, max(self.rescore, 4 * limit))]
             scores = self._cosines(vector, candidates)
             close = scores >= floor
             candidates, scores = candidates[close], scores[close]
@@ -288,14 +338,25 @@ class VectorIndex:
     def _cosines(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Cosine of each row at ``positions`` (all holding a vector) with ``vector``."""
         query = np.asarray(vector, np.float32)
+        return self._per_channel(positions, lambda block, rows: block.scores(query, rows))
+
+    def _rough(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """``_cosines`` from the int8 codes: within about 0.002 of it (see the module)."""
+        code, scale = _code(np.asarray(vector, np.float32))
+        return self._per_channel(positions, lambda block, rows: block.rough(code, scale, rows))
+
+    def _per_channel(
+        self, positions: np.ndarray, score: Callable[[_Block, np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """``score`` of each channel's block and rows, put back in the order of ``positions``."""
         channels = self._ch[positions]
         first = int(channels[0]) if channels.size else 0
         if channels.size == 0 or (channels == first).all():
-            return self._blocks[first].scores(query, self._row[positions])
+            return score(self._blocks[first], self._row[positions])
         out = np.empty(positions.size, np.float32)
         for channel in np.unique(channels):
             inside = channels == channel
-            out[inside] = self._blocks[int(channel)].scores(query, self._row[positions[inside]])
+            out[inside] = score(self._blocks[int(channel)], self._row[positions[inside]])
         return out
 
     def _visible(self, scope: Scope, view: ResolvedView) -> np.ndarray:
@@ -348,6 +409,14 @@ class VectorIndex:
     @property
     def size(self) -> int:
         return len(self._vid)
+
+
+def best_of(scores: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the ``count`` highest ``scores`` (all of them if there are fewer), unordered."""
+    if scores.size <= count:
+        return np.arange(scores.size)
+    best: np.ndarray = np.argpartition(-scores, count - 1)[:count]
+    return best
 
 
 def _ascending(parts: list[np.ndarray], size: int) -> np.ndarray:
