@@ -135,7 +135,8 @@ class Conversations(VectorIndex):
     def rank(self, scope: Scope, view: ResolvedView, scores: Scores, limit: int) -> list[tuple[int, float]]:
         """(version row id, score) of the best messages visible in the scope and the view: the
         keyword and vector evidence, each scaled to its best, blended, then spread to the
-        neighbours; best first."""
+        neighbours; best first. A scope large enough for the int8 first pass (``vector_index``)
+        is ranked from rough cosines, then its best and their neighbours again from exact ones."""
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
@@ -145,24 +146,19 @@ class Conversations(VectorIndex):
             slots = len(self._parent_key)
             row_of_slot = np.full(slots, -1, np.int64)
             row_of_slot[self._row_slot[visible]] = visible
-            blend = np.zeros(slots)
-            if scores.keyword is not None:
-                blend += self._keyword_part(scores.keyword, slots) * (
-                    KEYWORD_SHARE if scores.vector is not None else 1.0
-                )
-            if scores.vector is not None:
-                blend += self._vector_part(scores.vector, scores.floor, visible, slots) * (
-                    1 - KEYWORD_SHARE if scores.keyword is not None else 1.0
-                )
+            keyword = self._keyword_part(scores.keyword, slots) if scores.keyword is not None else None
+            cosines = _Cosines(self, scores, visible, slots) if scores.vector is not None else None
             # Only a visible message can be returned: the spread is computed at those alone.
             shown = np.flatnonzero(row_of_slot >= 0)
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
             wordy = self._row_wordy[row_of_slot[shown]]
-            spread = np.where(wordy, self._spread(blend, shown), blend[shown])
-            if scores.periods:
-                # The best score anywhere: elsewhere a slot holds its own blend (no words there).
-                best = max(spread.max(initial=0.0), _outside(blend, shown).max(initial=0.0))
-                spread += PERIOD_LIFT * best * self._posted_in(scores.periods, shown)
+            spread = self._spread_all(_blend(keyword, cosines, slots), shown, wordy, scores.periods)
+            if cosines is not None and cosines.rough:
+                chosen = best_of(spread, max(self.rescore, 4 * limit))
+                shown, wordy = shown[chosen], wordy[chosen]
+                around = np.concatenate([shown, *(links[shown] for links in self._neighbours())])
+                cosines.exact(row_of_slot[np.unique(around[around >= 0])])
+                spread = self._spread_all(_blend(keyword, cosines, slots), shown, wordy, scores.periods)
             positive = spread > 0
             candidates, spread = shown[positive], spread[positive]
             if candidates.size > limit:
@@ -172,6 +168,18 @@ class Conversations(VectorIndex):
             order = np.lexsort((self._vid[rows], -spread))
             return [(int(self._vid[rows[i]]), float(spread[i])) for i in order]
 
+    def _spread_all(
+        self, blend: np.ndarray, shown: np.ndarray, wordy: np.ndarray, periods: tuple[tuple[int, int], ...]
+    ) -> np.ndarray:
+        """The score of each of ``shown``: its blend spread to its neighbours, lifted if it was
+        posted in a period the question names."""
+        spread = np.where(wordy, self._spread(blend, shown), blend[shown])
+        if periods:
+            # The best score anywhere: elsewhere a slot holds its own blend (no words there).
+            best = max(spread.max(initial=0.0), _outside(blend, shown).max(initial=0.0))
+            spread += PERIOD_LIFT * best * self._posted_in(periods, shown)
+        return spread
+
     def _keyword_part(self, keyword: dict[int, float], slots: int) -> np.ndarray:
         part = np.zeros(slots)
         at = self._positions(np.fromiter(keyword, np.int64, len(keyword)))
@@ -180,26 +188,6 @@ class Conversations(VectorIndex):
         np.maximum.at(part, self._row_slot[at[use]], score[use])
         top = part.max(initial=0.0)
         return part / top if top > 0 else part
-
-    def _vector_part(self, vector: np.ndarray, least: float, visible: np.ndarray, slots: int) -> np.ndarray:
-        """Cosine above the scope's median, scaled so the best is 1: what is merely typical of
-        the channel's chat scores nothing, and neither does a cosine below ``least``."""
-        part = np.zeros(slots)
-        held = visible[self._row[visible] >= 0]
-        if held.size == 0:
-            return part
-        if held.size >= self.rough_from:  # the int8 first pass, the best again exactly (vector_index)
-            cosines = self._rough(vector, held)
-            best = best_of(cosines, self.rescore)
-            cosines[best] = self._cosines(vector, held[best])
-        else:
-            cosines = self._cosines(vector, held)
-        top = float(cosines.max())
-        # The floor stays below the best, so even a channel of one message can be found by meaning.
-        floor = min(float(np.median(cosines)), top - MIN_SPAN)
-        scaled = np.clip((cosines - floor) / (top - floor), 0.0, None)
-        part[self._row_slot[held]] = np.where(cosines >= least, scaled, 0.0)
-        return part
 
     def _posted_in(self, periods: tuple[tuple[int, int], ...], slots: np.ndarray) -> np.ndarray:
         posted = self._slot_ts[slots]
@@ -216,6 +204,54 @@ class Conversations(VectorIndex):
             neighbour = links[slots]
             spread += weight * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
         return spread
+
+
+class _Cosines:
+    """The vector half of one ranking: each held row's cosine above the scope's median, scaled so
+    the best is 1 (what is merely typical of the channel's chat scores nothing, and neither does a
+    cosine below the query's floor), per slot. ``rough``: from the int8 first pass, exact only for
+    the best rows until ``exact`` puts more of them right."""
+
+    def __init__(self, index: Conversations, scores: Scores, visible: np.ndarray, slots: int) -> None:
+        assert scores.vector is not None
+        self._index, self._vector, self._least = index, scores.vector, scores.floor
+        self.part = np.zeros(slots)
+        held = visible[index._row[visible] >= 0]
+        self.rough = held.size >= index.rough_from
+        self._floor = self._top = 0.0
+        if held.size == 0:
+            return
+        if self.rough:
+            cosines = index._rough(self._vector, held)
+            best = best_of(cosines, index.rescore)
+            cosines[best] = index._cosines(self._vector, held[best])
+        else:
+            cosines = index._cosines(self._vector, held)
+        self._top = float(cosines.max())
+        # The floor stays below the best, so even a channel of one message can be found by meaning.
+        self._floor = min(float(np.median(cosines)), self._top - MIN_SPAN)
+        self._put(held, cosines)
+
+    def exact(self, rows: np.ndarray) -> None:
+        """Score ``rows`` (positions; -1 and rows with no vector are skipped) from exact cosines."""
+        rows = rows[rows >= 0]
+        rows = rows[self._index._row[rows] >= 0]
+        if rows.size:
+            self._put(rows, self._index._cosines(self._vector, rows))
+
+    def _put(self, rows: np.ndarray, cosines: np.ndarray) -> None:
+        scaled = np.clip((cosines - self._floor) / (self._top - self._floor), 0.0, None)
+        self.part[self._index._row_slot[rows]] = np.where(cosines >= self._least, scaled, 0.0)
+
+
+def _blend(keyword: np.ndarray | None, cosines: _Cosines | None, slots: int) -> np.ndarray:
+    """The keyword and vector halves of a ranking, each scaled to its best, blended."""
+    if keyword is None:
+        return cosines.part if cosines is not None else np.zeros(slots)
+    if cosines is None:
+        return keyword
+    blend: np.ndarray = KEYWORD_SHARE * keyword + (1 - KEYWORD_SHARE) * cosines.part
+    return blend
 
 
 def _outside(blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
