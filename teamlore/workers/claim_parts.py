@@ -132,13 +132,13 @@ CHANGE_CUE = re.compile(
 )
 CORRECTION_CUE = re.compile(
     r"\b(scratch that|correction|correcting|i meant|meant to say|my mistake|my bad|i stand corrected|"
-    r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|"
-    r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|"
+    r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|not right|"
+    r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|erreur|"
     r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
-    r"me equivoqué|corrijo|errei|corrigindo)\b"
-    # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
-    # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
-    r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
+    r"me equivoqué|corrijo|errei|corrigindo|"
+    # Words that correct wherever they stand ("the date was wrong, it's the 14th", "it's
+    # actually B"), but not sympathy ("sorry to hear about the studio").
+    r"actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
     r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
     re.I,
 )
