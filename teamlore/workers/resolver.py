@@ -20,7 +20,18 @@ from typing import Protocol
 
 import numpy as np
 
-from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
+from teamlore.workers.claim_parts import (
+    CHANGE_CUE,
+    CORRECTION_CUE,
+    FILLER,
+    Parts,
+    Split,
+    read,
+    split,
+    stem,
+    tokens,
+    value_kind,
+)
 from teamlore.workers.retirement import RetirementJudge, features
 
 
@@ -118,6 +129,7 @@ _COMPLETED = re.compile(
     r"dropped|no longer needed)\b",
     re.I,
 )
+_ALSO = re.compile(r"\b(also|too|as well|another|additionally|besides)\b", re.I)
 # Words of the cue phrases: they say how the statement relates, not what it is about.
 _CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
@@ -256,6 +268,16 @@ def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) 
     return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
 
+def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
+    """Kinds both state with another value; a name added beside the same one is more detail,
+    not a change."""
+    return tuple(
+        k
+        for k in sa.values
+        if k in sb.values and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
+    )
+
+
 def _similar(x: str, y: str) -> bool:
     """The same word, or one a short form of the other ("cert" / "certification")."""
     if x == y:
@@ -312,6 +334,17 @@ class HeuristicResolver:
             sb = split(b, names | {b.initial}, self.people, _CUE_WORDS)
         elif "name" in sb.values and "name" not in sa.values and a.initial:
             sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
+        # "Our product analytics tool is Mixpanel." / "we use amplitude for product analytics": the
+        # one word the newer adds, where the older's name is gone and no other value differs, is
+        # a value written in lower case.
+        if _differing(sa, sb):
+            pass
+        elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
+            lone = self._lone(b, a, sa)
+            sb = split(b, names | {lone}, self.people, _CUE_WORDS) if lone else sb
+        elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
+            lone = self._lone(a, b, sb)
+            sa = split(a, names | {lone}, self.people, _CUE_WORDS) if lone else sa
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # A name both use says what they are about; a month or a number both use does not
@@ -319,13 +352,7 @@ class HeuristicResolver:
         shared = frozenset(
             v for k, vs in sa.values.items() if k not in _MEASURES for v in vs & sb.values.get(k, frozenset())
         )
-        # Another value of a kind; a name added beside the same one is more detail, not a change.
-        differing = tuple(
-            k
-            for k in sa.values
-            if k in sb.values
-            and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
-        )
+        differing = _differing(sa, sb)
         old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
             b.old_values & b_names - a_names
         )
@@ -340,6 +367,24 @@ class HeuristicResolver:
             differing=differing,
             old_named=old_named,
         )
+
+    def _lone(self, mine: Parts, other: Parts, theirs: Split) -> str:
+        """The one plain word ``mine`` names that ``other`` does not, or "" (none, or several)."""
+        found = {
+            w
+            for w in mine.words
+            if w[:1].isalpha()
+            and len(w) > 3
+            and w not in FILLER
+            and w not in _CUE_WORDS
+            and not CORRECTION_CUE.search(w)
+            and not CHANGE_CUE.search(w)
+            and value_kind(w, self.people) is None
+            and not any(_similar(w, o) for o in other.words)
+            and not any(_similar(stem(w), t) for t in theirs.subject)
+        }
+        # "we also support firefox": one more value beside the older, not in its place.
+        return found.pop() if len(found) == 1 and not _ALSO.search(mine.text) else ""
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
         p = self._pair(older.text, newer.text)
