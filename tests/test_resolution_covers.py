@@ -1,0 +1,43 @@
+"""How much of the older subject a newer statement must name, by words alone (an embedder the
+meaning thresholds were not chosen for): between short statements a cue needs a quarter of it,
+between long chat sentences half. Each case with a control on the other side of the boundary."""
+
+from __future__ import annotations
+
+from .conftest import WS, event
+from .helpers import HashEmbedder, put
+
+SHORT = "The weekly vendor sync call is on Tuesday."
+LONG = "The weekly vendor sync call with the procurement and finance people is on Tuesday."
+
+
+def _statuses(lore, channel: str) -> dict[str, str]:
+    facts = [lore.stores.facts.current_version(i) for i in lore.stores.facts.current_ids(WS, channel)]
+    return {f.statement: f.status.value for f in facts if f is not None}
+
+
+def _pair(lore, channel: str, older: str, newer: str) -> dict[str, str]:
+    put(
+        lore,
+        event(older, channel=channel, ts="2026-01-05T10:00:00Z"),
+        event(newer, channel=channel, ts="2026-01-12T10:00:00Z"),
+    )
+    return _statuses(lore, channel)
+
+
+def test_a_cue_naming_a_quarter_of_a_short_subject_retires_it_and_not_a_long_one(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    assert lore.pipeline.meaning is None
+    # A quarter of the short subject ("sync" of weekly vendor sync call), with a cue: a change.
+    assert _pair(lore, "C1", SHORT, "sync moved to Thursday")[SHORT] == "superseded"
+    # Control: three of the long sentence's seven subject words, with the same cue: a long chat
+    # sentence needs half, so both stay current.
+    assert set(_pair(lore, "C2", LONG, "vendor sync call moved to Thursday").values()) == {"active"}
+
+
+def test_a_shared_month_is_no_shared_subject(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    older = "The release date is May 5."
+    # Control first: a cue about another thing in the same month retires nothing.
+    assert set(_pair(lore, "C1", older, "the vendor demo moved to May 12").values()) == {"active"}
+    assert _pair(lore, "C2", older, "the release moved to May 12")[older] == "superseded"
