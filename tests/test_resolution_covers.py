@@ -1,6 +1,7 @@
 """How much of the older subject a newer statement must name, by words alone (an embedder the
 meaning thresholds were not chosen for): between short statements a cue needs a quarter of it,
-between long chat sentences half. Each case with a control on the other side of the boundary."""
+between long chat sentences half; a count the newer derives from the older needs no shared word.
+Each case with a control on the other side of the boundary."""
 
 from __future__ import annotations
 
@@ -41,3 +42,12 @@ def test_a_shared_month_is_no_shared_subject(make_lore):
     # Control first: a cue about another thing in the same month retires nothing.
     assert set(_pair(lore, "C1", older, "the vendor demo moved to May 12").values()) == {"active"}
     assert _pair(lore, "C2", older, "the release moved to May 12")[older] == "superseded"
+
+
+def test_a_count_the_newer_derives_from_the_older_retires_it(make_lore):
+    lore = make_lore()
+    older = "The platform team is 7 people."
+    # "two more" and "9" add up from the older 7: the newer leans on it however few words they share.
+    assert _pair(lore, "C1", older, "two more joined, so 9 now")[older] == "superseded"
+    # Control: a sum that does not add up names another count; both stay current.
+    assert set(_pair(lore, "C2", older, "two more joined, so 10 now").values()) == {"active"}

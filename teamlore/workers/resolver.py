@@ -278,6 +278,37 @@ def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
     )
 
 
+_NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+# "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
+_DELTA = re.compile(
+    r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"
+    r"|\b(?:(added|hired|another)|(lost|removed))\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\b",
+    re.I,
+)
+
+
+def _counted_on(p: _Pair) -> bool:
+    """The newer statement leans on the older count: a delta and a total that add up ("The platform
+    team is 7 people." / "two more joined, so 9 now"). The sum ties the two however few words
+    they share; a count of things ("7 people") only, not a room or a version."""
+    old, new = p.sa.values.get("number", frozenset()), p.sb.values.get("number", frozenset())
+    m = _DELTA.search(p.b.text)
+    if m is None or len(old) != 1 or not p.short or p.b.question:
+        return False
+    (before,) = old
+    words = p.a.words
+    at = words.index(before) if before in words else -1
+    if at < 0 or at + 1 >= len(words) or not words[at + 1].isalpha() or words[at + 1] in FILLER:
+        return False
+    said = (m.group(1) or m.group(6)).lower()
+    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    sign = -1 if (m.group(3) or m.group(5)) else 1
+    totals = {n for n in new - {said} if n.isdigit()}
+    return before.isdigit() and totals == {str(int(before) + sign * delta)}
+
+
 def _similar(x: str, y: str) -> bool:
     """The same word, or one a short form of the other ("cert" / "certification")."""
     if x == y:
@@ -464,6 +495,8 @@ class HeuristicResolver:
         if p.old_named and p.cover_a >= p.correction_cover:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         what = p.differing[0] if p.differing else "value"
+        if _counted_on(p):
+            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer statement adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= p.correction_cover  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= p.cue_cover or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
