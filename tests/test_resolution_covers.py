@@ -1,6 +1,7 @@
 """How much of the older subject a newer statement must name, by words alone (an embedder the
 meaning thresholds were not chosen for): between short statements a cue needs a quarter of it,
-between long chat sentences half; a count the newer derives from the older needs no shared word.
+between long chat sentences half; a count the newer derives from the older needs no shared word; an acronym stands for the words it
+spells.
 Each case with a control on the other side of the boundary."""
 
 from __future__ import annotations
@@ -51,3 +52,11 @@ def test_a_count_the_newer_derives_from_the_older_retires_it(make_lore):
     assert _pair(lore, "C1", older, "two more joined, so 9 now")[older] == "superseded"
     # Control: a sum that does not add up names another count; both stay current.
     assert set(_pair(lore, "C2", older, "two more joined, so 10 now").values()) == {"active"}
+
+
+def test_an_acronym_in_capitals_stands_for_the_words_it_spells(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    older = "The quality assurance lead for the packaging line is Hugo."
+    assert _pair(lore, "C1", older, "QA lead for the packaging line is Sanna")[older] == "superseded"
+    # Control: capitals that spell nothing the older says name another role; both stay current.
+    assert set(_pair(lore, "C2", older, "QC lead for the packaging line is Sanna").values()) == {"active"}

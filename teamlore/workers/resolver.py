@@ -278,6 +278,30 @@ def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
     )
 
 
+def _spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """An acronym written in capitals stands for the words the other statement spells out ("CAB
+    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
+    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
+    initials = "".join(w[0] for w in content)
+    names = mine.values.get("name", frozenset())
+    for word in mine.subject | names:
+        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+        written = re.search(rf"\b{re.escape(core.upper())}s?\b", parts.text)
+        at = initials.find(core) if 2 <= len(core) <= 4 and core.isalpha() and written else -1
+        if at < 0 or word in other.words:
+            continue
+        spelled = content[at : at + len(core)]
+        # Spelled out as names there ("Ember Hollow"), names here too.
+        theirs_named = theirs.values.get("name", frozenset())
+        values = dict(mine.values)
+        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
+        if not values["name"]:
+            del values["name"]
+        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
+        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
+    return mine
+
+
 _NUMBER_WORDS = dict(
     zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
 )
@@ -383,6 +407,7 @@ class HeuristicResolver:
         shared = frozenset(
             v for k, vs in sa.values.items() if k not in _MEASURES for v in vs & sb.values.get(k, frozenset())
         )
+        sa, sb = _spelled_out(sa, a, b, sb), _spelled_out(sb, b, a, sa)
         differing = _differing(sa, sb)
         old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
             b.old_values & b_names - a_names
