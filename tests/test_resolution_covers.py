@@ -1,8 +1,8 @@
 """How much of the older subject a newer statement must name, by words alone (an embedder the
 meaning thresholds were not chosen for): between short statements a cue needs a quarter of it,
-between long chat sentences half; a count the newer derives from the older needs no shared word; an acronym stands for the words it
-spells.
-Each case with a control on the other side of the boundary."""
+between long chat sentences half; a count the newer derives from the older needs no shared word;
+an acronym stands for the words it spells. Each case with a control on the other side of the
+boundary."""
 
 from __future__ import annotations
 

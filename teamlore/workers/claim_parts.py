@@ -450,3 +450,50 @@ def _names_an_item(previous: str) -> bool:
         and previous not in _MONTHS
         and previous not in STATUS_WORDS
     )
+
+
+def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """An acronym written in capitals stands for the words the other statement spells out ("CAB
+    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
+    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
+    initials = "".join(w[0] for w in content)
+    names = mine.values.get("name", frozenset())
+    for word in mine.subject | names:
+        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+        written = re.search(rf"\b{re.escape(core.upper())}s?\b", parts.text)
+        at = initials.find(core) if 2 <= len(core) <= 4 and core.isalpha() and written else -1
+        if at < 0 or word in other.words:
+            continue
+        spelled = content[at : at + len(core)]
+        # Spelled out as names there ("Ember Hollow"), names here too.
+        theirs_named = theirs.values.get("name", frozenset())
+        values = dict(mine.values)
+        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
+        if not values["name"]:
+            del values["name"]
+        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
+        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
+    return mine
+
+
+_NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+_COUNTED = r"(\d+|" + "|".join(_NUMBER_WORDS) + r")"
+# "two more joined", "3 fewer", "hired 4", "lost 2": how much a count changed.
+_DELTA = re.compile(
+    rf"\b{_COUNTED}\s+(?:(more|new|extra|additional)|(fewer|less))\b"
+    rf"|\b(?:(added|hired|another)|(lost|removed))\s+{_COUNTED}\b",
+    re.I,
+)
+
+
+def count_delta(text: str) -> tuple[str, int] | None:
+    """The change a statement says a count went through, as written and signed ("two more" ->
+    ("two", 2)), or None."""
+    m = _DELTA.search(text)
+    if m is None:
+        return None
+    said = (m.group(1) or m.group(6)).lower()
+    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    return said, -delta if (m.group(3) or m.group(5)) else delta

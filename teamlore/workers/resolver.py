@@ -26,7 +26,9 @@ from teamlore.workers.claim_parts import (
     FILLER,
     Parts,
     Split,
+    count_delta,
     read,
+    spelled_out,
     split,
     stem,
     tokens,
@@ -278,59 +280,22 @@ def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
     )
 
 
-def _spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
-    """An acronym written in capitals stands for the words the other statement spells out ("CAB
-    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
-    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
-    initials = "".join(w[0] for w in content)
-    names = mine.values.get("name", frozenset())
-    for word in mine.subject | names:
-        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
-        written = re.search(rf"\b{re.escape(core.upper())}s?\b", parts.text)
-        at = initials.find(core) if 2 <= len(core) <= 4 and core.isalpha() and written else -1
-        if at < 0 or word in other.words:
-            continue
-        spelled = content[at : at + len(core)]
-        # Spelled out as names there ("Ember Hollow"), names here too.
-        theirs_named = theirs.values.get("name", frozenset())
-        values = dict(mine.values)
-        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
-        if not values["name"]:
-            del values["name"]
-        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
-        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
-    return mine
-
-
-_NUMBER_WORDS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
-)
-# "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
-_DELTA = re.compile(
-    r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"
-    r"|\b(?:(added|hired|another)|(lost|removed))\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\b",
-    re.I,
-)
-
-
 def _counted_on(p: _Pair) -> bool:
     """The newer statement leans on the older count: a delta and a total that add up ("The platform
     team is 7 people." / "two more joined, so 9 now"). The sum ties the two however few words
     they share; a count of things ("7 people") only, not a room or a version."""
     old, new = p.sa.values.get("number", frozenset()), p.sb.values.get("number", frozenset())
-    m = _DELTA.search(p.b.text)
-    if m is None or len(old) != 1 or not p.short or p.b.question:
+    found = count_delta(p.b.text)
+    if found is None or len(old) != 1 or not p.short or p.b.question:
         return False
     (before,) = old
     words = p.a.words
     at = words.index(before) if before in words else -1
     if at < 0 or at + 1 >= len(words) or not words[at + 1].isalpha() or words[at + 1] in FILLER:
         return False
-    said = (m.group(1) or m.group(6)).lower()
-    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
-    sign = -1 if (m.group(3) or m.group(5)) else 1
+    said, delta = found
     totals = {n for n in new - {said} if n.isdigit()}
-    return before.isdigit() and totals == {str(int(before) + sign * delta)}
+    return before.isdigit() and totals == {str(int(before) + delta)}
 
 
 def _similar(x: str, y: str) -> bool:
@@ -407,7 +372,7 @@ class HeuristicResolver:
         shared = frozenset(
             v for k, vs in sa.values.items() if k not in _MEASURES for v in vs & sb.values.get(k, frozenset())
         )
-        sa, sb = _spelled_out(sa, a, b, sb), _spelled_out(sb, b, a, sa)
+        sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         differing = _differing(sa, sb)
         old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
             b.old_values & b_names - a_names
@@ -521,7 +486,7 @@ class HeuristicResolver:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         what = p.differing[0] if p.differing else "value"
         if _counted_on(p):
-            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer statement adds to it")
+            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer one adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= p.correction_cover  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= p.cue_cover or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
