@@ -37,6 +37,16 @@ def test_a_cue_naming_a_quarter_of_a_short_subject_retires_it_and_not_a_long_one
     assert set(_pair(lore, "C2", LONG, "vendor sync call moved to Thursday").values()) == {"active"}
 
 
+def test_a_cue_bringing_many_words_of_its_own_needs_half_the_short_subject(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    # Five subject words the older does not name: it speaks of something else ("Gina built a new
+    # website for customers" after "Gina is working on Gina's online store": LoCoMo's chat).
+    newer = "a new sync dashboard for finance, legal and design ships Thursday"
+    assert set(_pair(lore, "C1", SHORT, newer).values()) == {"active"}
+    # Control: the same cue and cover with fewer words of its own is a change.
+    assert _pair(lore, "C2", SHORT, "the new sync is on Thursday")[SHORT] == "superseded"
+
+
 def test_a_shared_month_is_no_shared_subject(make_lore):
     lore = make_lore("hash", embedder=HashEmbedder())
     older = "The release date is May 5."

@@ -132,7 +132,7 @@ CHANGE_CUE = re.compile(
 )
 CORRECTION_CUE = re.compile(
     r"\b(scratch that|correction|correcting|i meant|meant to say|my mistake|my bad|i stand corrected|"
-    r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|not right|"
+    r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|"
     r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|erreur|"
     r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
     r"me equivoqué|corrijo|errei|corrigindo|"

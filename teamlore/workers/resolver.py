@@ -100,6 +100,7 @@ CORRECTION_COVER = 0.5
 # above: with these there, LoCoMo's personal chat read "Gina built a new website" as a change of
 # "Gina is working on Gina's online store" (docs/benchmarks.md).
 CUE_COVER_SHORT = 0.25
+LEAN_NEW_WORDS = 4
 CORRECTION_COVER_SHORT = 0.2
 PARSE_CACHE_SIZE = 50_000
 # Pairs compared, kept: a read across channels compares the facts it shows pairwise, and popular
@@ -167,7 +168,10 @@ class _Pair:
 
     @property
     def cue_cover(self) -> float:
-        return CUE_COVER_SHORT if self.short else CUE_COVER
+        # A lean newer statement leaves words out ("sync moved to Thursday"); one that brings its
+        # own words ("Gina built a new website for customers") speaks of something else.
+        lean = sum(1 for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject))
+        return CUE_COVER_SHORT if self.short and lean <= LEAN_NEW_WORDS else CUE_COVER
 
     @property
     def correction_cover(self) -> float:
@@ -482,7 +486,7 @@ class HeuristicResolver:
             if p.cover_a >= CORRECTION_COVER and p.cover_b >= CORRECTION_COVER:
                 return Judgement(Resolution.CONTESTED, "the newer value is hedged", 0.5)
             return Judgement(Resolution.UNRELATED, "different subjects")
-        if p.old_named and p.cover_a >= p.correction_cover:
+        if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         what = p.differing[0] if p.differing else "value"
         if _counted_on(p):
