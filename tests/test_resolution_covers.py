@@ -70,3 +70,13 @@ def test_an_acronym_in_capitals_stands_for_the_words_it_spells(make_lore):
     assert _pair(lore, "C1", older, "QA lead for the packaging line is Sanna")[older] == "superseded"
     # Control: capitals that spell nothing the older says name another role; both stay current.
     assert set(_pair(lore, "C2", older, "QC lead for the packaging line is Sanna").values()) == {"active"}
+
+
+def test_a_correction_naming_another_thing_too_still_corrects(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    older = "Mrs. Okafor's MRI is booked for 3pm."
+    assert (
+        _pair(lore, "C1", older, "sorry, meant her CT is at 3pm, the MRI slot is 5pm")[older] == "retracted"
+    )
+    # Control: without the correction, a named thing and a time both differing are two things.
+    assert set(_pair(lore, "C2", older, "her CT is at 3pm, the MRI slot is 5pm").values()) == {"active"}

@@ -193,7 +193,9 @@ class _Pair:
             return True
         na, nb = self.sa.values.get("name", frozenset()), self.sb.values.get("name", frozenset())
         other_kinds = [k for k in self.differing if k != "name"]
-        return bool(na and nb and na != nb and other_kinds and not self.b.change)
+        # A cue says it is one thing changing; a correction names the thing it corrects too ("meant
+        # her CT is at 3pm, the MRI slot is 5pm").
+        return bool(na and nb and na != nb and other_kinds and not (self.b.change or self.b.correction))
 
     @property
     def added(self) -> bool:
