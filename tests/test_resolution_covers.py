@@ -1,8 +1,8 @@
 """How much of the older subject a newer statement must name, by words alone (an embedder the
 meaning thresholds were not chosen for): between short statements a cue needs a quarter of it,
 between long chat sentences half; a count the newer derives from the older needs no shared word;
-an acronym stands for the words it spells. Each case with a control on the other side of the
-boundary."""
+an acronym stands for the words it spells; a word for the same slot ("ends" / "stops") is none of
+its own. Each case with a control on the other side of the boundary."""
 
 from __future__ import annotations
 
@@ -80,3 +80,12 @@ def test_a_correction_naming_another_thing_too_still_corrects(make_lore):
     )
     # Control: without the correction, a named thing and a time both differing are two things.
     assert set(_pair(lore, "C2", older, "her CT is at 3pm, the MRI slot is 5pm").values()) == {"active"}
+
+
+def test_a_word_for_the_same_slot_is_no_new_subject(make_lore):
+    lore = make_lore()
+    older = "The cafeteria stops serving lunch at 2pm."
+    # "ends" is "stops": the newer names nothing the older does not, and means the same slot.
+    assert _pair(lore, "C1", older, "cafeteria lunch ends at 1:30pm")[older] == "superseded"
+    # Control: words of its own ("menu", "posts") make it another thing about lunch.
+    assert set(_pair(lore, "C2", older, "cafeteria lunch menu posts at 1:30pm").values()) == {"active"}

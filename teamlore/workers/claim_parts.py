@@ -88,6 +88,12 @@ ABBREVIATIONS = {
     "hr": "hour",
     "hrs": "hours",
     "mgr": "manager",
+    # Words for the same slot ("lunch ends 1:30" / "stops serving lunch at 2pm").
+    "begin": "start",
+    "begins": "starts",
+    "began": "started",
+    "ends": "stops",
+    "ended": "stopped",
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
