@@ -89,3 +89,20 @@ def test_a_word_for_the_same_slot_is_no_new_subject(make_lore):
     assert _pair(lore, "C1", older, "cafeteria lunch ends at 1:30pm")[older] == "superseded"
     # Control: words of its own ("menu", "posts") make it another thing about lunch.
     assert set(_pair(lore, "C2", older, "cafeteria lunch menu posts at 1:30pm").values()) == {"active"}
+
+
+def test_actually_inside_the_statement_corrects_what_was_just_said(make_lore):
+    lore = make_lore("hash", embedder=HashEmbedder())
+    older = "The vendor demo is on Tuesday."
+    for channel, newer in (
+        ("C1", "the vendor demo is actually on Wednesday"),
+        ("C2", "the vendor demo is on Wednesday"),
+    ):
+        put(
+            lore,
+            event(older, channel=channel, ts="2026-01-05T10:00:00Z"),
+            event(newer, channel=channel, ts="2026-01-05T10:20:00Z"),
+        )
+    assert _statuses(lore, "C1")[older] == "retracted"
+    # Control: the same value twenty minutes later without it is two people disagreeing.
+    assert _statuses(lore, "C2")[older] == "contested"
