@@ -237,6 +237,7 @@ class Parts:
     question: bool = False
     not_a_claim: str | None = None
     old_values: frozenset[str] = frozenset()
+    acronyms: frozenset[str] = frozenset()  # words written in capitals ("CAB", "PMs"), folded
 
 
 def _fold(text: str) -> str:
@@ -340,6 +341,7 @@ def read(text: str) -> Parts:
         question=question,
         not_a_claim=not_a_claim,
         old_values=old - FILLER,
+        acronyms=frozenset(m.lower() for m in re.findall(r"\b([A-Z]{2,4})s?\b", folded)),
     )
 
 
@@ -461,13 +463,14 @@ def _names_an_item(previous: str) -> bool:
 def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
     """An acronym written in capitals stands for the words the other statement spells out ("CAB
     meets in NYC" / "The customer advisory board meets in the Chicago office")."""
+    if not parts.acronyms:
+        return mine
     content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
     initials = "".join(w[0] for w in content)
     names = mine.values.get("name", frozenset())
     for word in mine.subject | names:
         core = word[:-1] if word.endswith("s") and len(word) > 2 else word
-        written = re.search(rf"\b{re.escape(core.upper())}s?\b", parts.text)
-        at = initials.find(core) if 2 <= len(core) <= 4 and core.isalpha() and written else -1
+        at = initials.find(core) if core in parts.acronyms else -1
         if at < 0 or word in other.words:
             continue
         spelled = content[at : at + len(core)]
