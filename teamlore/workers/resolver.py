@@ -95,10 +95,11 @@ IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
 # A slot is said in few words ("the release date is May 5"; ``MEANING_MAX_SUBJECT``): between
-# short statements a cue needs only a quarter of the older subject ("launch pushed to the 24th"),
-# a correction, a negation or a named old value a fifth. Long chat sentences keep the covers
-# above: with these there, LoCoMo's personal chat read "Gina built a new website" as a change of
-# "Gina is working on Gina's online store" (docs/benchmarks.md).
+# short statements a cue needs only a quarter of the older subject ("launch pushed to the 24th")
+# unless the newer brings more than LEAN_NEW_WORDS subject words of its own, and a correction or
+# a negation a fifth. Long chat sentences keep the covers above, and so does a named old value
+# ("from loved ones" names nothing replaced): looser there, LoCoMo's personal chat read "Gina built
+# a new website" as a change of "Gina is working on Gina's online store" (docs/benchmarks.md).
 CUE_COVER_SHORT = 0.25
 LEAN_NEW_WORDS = 4
 CORRECTION_COVER_SHORT = 0.2
