@@ -170,7 +170,9 @@ class VectorIndex:
         self._vid = np.zeros(0, np.int64)
         self._ws = np.zeros(0, np.int32)
         self._ch = np.zeros(0, np.int32)
-        self._bounds = np.zeros((0, 4), np.int64)  # valid_from, valid_to, recorded_from, recorded_to
+        # valid_from, valid_to, recorded_from, recorded_to: one contiguous row each (a scope's rows
+        # are gathered from each bound alone, twice as fast as from rows of four)
+        self._bounds = np.zeros((4, 0), np.int64)
         self._row = np.zeros(0, np.int32)  # row of the vector in its channel's block
         self._members: dict[int, np.ndarray] = {}  # channel code -> positions of its rows, ascending
         self._blocks: dict[int, _Block] = {}  # channel code -> its vectors
@@ -210,7 +212,7 @@ class VectorIndex:
         for r in rows:
             at = self._where(r[0])
             if at >= 0:  # a version closed, given a vector or blanked since we saw it
-                self._bounds[at] = (r[3], r[4], r[5], r[6])
+                self._bounds[:, at] = (r[3], r[4], r[5], r[6])
                 self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
                 if self._postings is not None and not self._texts(r)[0]:
                     self._postings.drop(at)
@@ -223,7 +225,7 @@ class VectorIndex:
             )
             self._ch = np.concatenate([self._ch, np.asarray(channels, np.int32)])
             self._bounds = np.concatenate(
-                [self._bounds, np.array([(r[3], r[4], r[5], r[6]) for r in fresh], np.int64)]
+                [self._bounds, np.array([(r[3], r[4], r[5], r[6]) for r in fresh], np.int64).T], axis=1
             )
             self._row = np.concatenate(
                 [
@@ -376,13 +378,15 @@ class VectorIndex:
     def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Per position: inside the scope's workspace and visible on both time axes of the view
         (the caller sees to the channels)."""
-        bounds = self._bounds[positions]
+        valid_from, valid_to, recorded_from, recorded_to = self._bounds
         keep: np.ndarray = self._ws[positions] == self._workspaces.lookup(scope.workspace)
         known = to_micros(view.known_at)
-        keep &= (bounds[:, 2] <= known) & (known < bounds[:, 3])
+        keep &= recorded_from[positions] <= known
+        keep &= recorded_to[positions] > known
         if not view.include_history:
             valid = to_micros(view.valid_at)
-            keep &= (bounds[:, 0] <= valid) & (valid < bounds[:, 1])
+            keep &= valid_from[positions] <= valid
+            keep &= valid_to[positions] > valid
         return keep
 
     def keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[tuple[int, float]]:
