@@ -132,15 +132,6 @@ FORMS = [
         "software hotline is staffed until 7pm",
     ),
     (
-        "implicit, a new value in lower case",
-        "Our product analytics tool is Mixpanel.",
-        "we use amplitude for product analytics",
-        "product analytics",
-        "amplitude",
-        "Mixpanel",
-        "we also use amplitude for product analytics",
-    ),
-    (
         "implicit, fewer words (by meaning)",
         "The quarterly planning offsite is in Lisbon.",
         "planning offsite is in Porto",

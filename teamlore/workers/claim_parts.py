@@ -88,12 +88,6 @@ ABBREVIATIONS = {
     "hr": "hour",
     "hrs": "hours",
     "mgr": "manager",
-    # Words for the same slot ("lunch ends 1:30" / "stops serving lunch at 2pm").
-    "begin": "start",
-    "begins": "starts",
-    "began": "started",
-    "ends": "stops",
-    "ended": "stopped",
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
@@ -139,12 +133,12 @@ CHANGE_CUE = re.compile(
 CORRECTION_CUE = re.compile(
     r"\b(scratch that|correction|correcting|i meant|meant to say|my mistake|my bad|i stand corrected|"
     r"typo|misread|mis-?typed|misspoke|fat-?fingered|that was wrong|erratum|"
-    r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|erreur|"
+    r"ignore that|correção|corrección|quise decir|me suis trompé|trompé|"
     r"ignore (?:that|my last)|i was wrong|mea culpa|korrektur|tippfehler|je voulais dire|"
-    r"me equivoqué|corrijo|errei|corrigindo|"
-    # Words that correct wherever they stand ("the date was wrong, it's the 14th", "it's
-    # actually B"), but not sympathy ("sorry to hear about the studio").
-    r"actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
+    r"me equivoqué|corrijo|errei|corrigindo)\b"
+    # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
+    # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
+    r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
     r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
     re.I,
 )
@@ -237,7 +231,6 @@ class Parts:
     question: bool = False
     not_a_claim: str | None = None
     old_values: frozenset[str] = frozenset()
-    acronyms: frozenset[str] = frozenset()  # words written in capitals ("CAB", "PMs"), folded
 
 
 def _fold(text: str) -> str:
@@ -341,7 +334,6 @@ def read(text: str) -> Parts:
         question=question,
         not_a_claim=not_a_claim,
         old_values=old - FILLER,
-        acronyms=frozenset(m.lower() for m in re.findall(r"\b([A-Z]{2,4})s?\b", folded)),
     )
 
 
@@ -458,51 +450,3 @@ def _names_an_item(previous: str) -> bool:
         and previous not in _MONTHS
         and previous not in STATUS_WORDS
     )
-
-
-def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
-    """An acronym written in capitals stands for the words the other statement spells out ("CAB
-    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
-    if not parts.acronyms:
-        return mine
-    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
-    initials = "".join(w[0] for w in content)
-    names = mine.values.get("name", frozenset())
-    for word in mine.subject | names:
-        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
-        at = initials.find(core) if core in parts.acronyms else -1
-        if at < 0 or word in other.words:
-            continue
-        spelled = content[at : at + len(core)]
-        # Spelled out as names there ("Ember Hollow"), names here too.
-        theirs_named = theirs.values.get("name", frozenset())
-        values = dict(mine.values)
-        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
-        if not values["name"]:
-            del values["name"]
-        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
-        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
-    return mine
-
-
-_NUMBER_WORDS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
-)
-_COUNTED = r"(\d+|" + "|".join(_NUMBER_WORDS) + r")"
-# "two more joined", "3 fewer", "hired 4", "lost 2": how much a count changed.
-_DELTA = re.compile(
-    rf"\b{_COUNTED}\s+(?:(more|new|extra|additional)|(fewer|less))\b"
-    rf"|\b(?:(added|hired|another)|(lost|removed))\s+{_COUNTED}\b",
-    re.I,
-)
-
-
-def count_delta(text: str) -> tuple[str, int] | None:
-    """The change a statement says a count went through, as written and signed ("two more" ->
-    ("two", 2)), or None."""
-    m = _DELTA.search(text)
-    if m is None:
-        return None
-    said = (m.group(1) or m.group(6)).lower()
-    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
-    return said, -delta if (m.group(3) or m.group(5)) else delta

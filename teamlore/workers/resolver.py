@@ -20,20 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from teamlore.workers.claim_parts import (
-    CHANGE_CUE,
-    CORRECTION_CUE,
-    FILLER,
-    Parts,
-    Split,
-    count_delta,
-    read,
-    spelled_out,
-    split,
-    stem,
-    tokens,
-    value_kind,
-)
+from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
 from teamlore.workers.retirement import RetirementJudge, features
 
 
@@ -69,8 +56,6 @@ class Claim:
 
 
 _RETIRING = frozenset({Resolution.SUPERSEDES, Resolution.CORRECTION})
-# Kinds of value that measure rather than name: shared, they say nothing of the subject.
-_MEASURES = frozenset({"date", "time", "number", "money"})
 
 
 class Resolver(Protocol):
@@ -94,15 +79,6 @@ CUE_COVER = 0.5
 IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
-# A slot is said in few words ("the release date is May 5"; ``MEANING_MAX_SUBJECT``): between
-# short statements a cue needs only a quarter of the older subject ("launch pushed to the 24th")
-# unless the newer brings more than LEAN_NEW_WORDS subject words of its own, and a correction or
-# a negation a fifth. Long chat sentences keep the covers above, and so does a named old value
-# ("from loved ones" names nothing replaced): looser there, LoCoMo's personal chat read "Gina built
-# a new website" as a change of "Gina is working on Gina's online store" (docs/benchmarks.md).
-CUE_COVER_SHORT = 0.25
-LEAN_NEW_WORDS = 4
-CORRECTION_COVER_SHORT = 0.2
 PARSE_CACHE_SIZE = 50_000
 # Pairs compared, kept: a read across channels compares the facts it shows pairwise, and popular
 # facts come back query after query.
@@ -133,7 +109,6 @@ _COMPLETED = re.compile(
     r"dropped|no longer needed)\b",
     re.I,
 )
-_ALSO = re.compile(r"\b(also|too|as well|another|additionally|besides)\b", re.I)
 # Words of the cue phrases: they say how the statement relates, not what it is about.
 _CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
@@ -163,22 +138,6 @@ class _Pair:
         return bool(self.differing) or self.old_named
 
     @property
-    def short(self) -> bool:
-        """Both subjects in few words, as a single-valued slot is said."""
-        return max(len(self.sa.subject), len(self.sb.subject)) <= MEANING_MAX_SUBJECT
-
-    @property
-    def cue_cover(self) -> float:
-        # A lean newer statement leaves words out ("sync moved to Thursday"); one that brings its
-        # own words ("Gina built a new website for customers") speaks of something else.
-        lean = sum(1 for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject))
-        return CUE_COVER_SHORT if self.short and lean <= LEAN_NEW_WORDS else CUE_COVER
-
-    @property
-    def correction_cover(self) -> float:
-        return CORRECTION_COVER_SHORT if self.short else CORRECTION_COVER
-
-    @property
     def kept_values(self) -> frozenset[str]:
         """Values both state (what a negation in the newer one says has stopped)."""
         return frozenset(
@@ -194,9 +153,7 @@ class _Pair:
             return True
         na, nb = self.sa.values.get("name", frozenset()), self.sb.values.get("name", frozenset())
         other_kinds = [k for k in self.differing if k != "name"]
-        # A cue says it is one thing changing; a correction names the thing it corrects too ("meant
-        # her CT is at 3pm, the MRI slot is 5pm").
-        return bool(na and nb and na != nb and other_kinds and not (self.b.change or self.b.correction))
+        return bool(na and nb and na != nb and other_kinds and not self.b.change)
 
     @property
     def added(self) -> bool:
@@ -277,34 +234,6 @@ def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) 
     return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
 
-def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
-    """Kinds both state with another value; a name added beside the same one is more detail,
-    not a change."""
-    return tuple(
-        k
-        for k in sa.values
-        if k in sb.values and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
-    )
-
-
-def _counted_on(p: _Pair) -> bool:
-    """The newer statement leans on the older count: a delta and a total that add up ("The platform
-    team is 7 people." / "two more joined, so 9 now"). The sum ties the two however few words
-    they share; a count of things ("7 people") only, not a room or a version."""
-    old, new = p.sa.values.get("number", frozenset()), p.sb.values.get("number", frozenset())
-    found = count_delta(p.b.text)
-    if found is None or len(old) != 1 or not p.short or p.b.question:
-        return False
-    (before,) = old
-    words = p.a.words
-    at = words.index(before) if before in words else -1
-    if at < 0 or at + 1 >= len(words) or not words[at + 1].isalpha() or words[at + 1] in FILLER:
-        return False
-    said, delta = found
-    totals = {n for n in new - {said} if n.isdigit()}
-    return before.isdigit() and totals == {str(int(before) + delta)}
-
-
 def _similar(x: str, y: str) -> bool:
     """The same word, or one a short form of the other ("cert" / "certification")."""
     if x == y:
@@ -361,26 +290,15 @@ class HeuristicResolver:
             sb = split(b, names | {b.initial}, self.people, _CUE_WORDS)
         elif "name" in sb.values and "name" not in sa.values and a.initial:
             sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
-        # "Our product analytics tool is Mixpanel." / "we use amplitude for product analytics": the
-        # one word the newer adds, where the older's name is gone and no other value differs, is
-        # a value written in lower case.
-        if _differing(sa, sb):
-            pass
-        elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
-            lone = self._lone(b, a, sa)
-            sb = split(b, names | {lone}, self.people, _CUE_WORDS) if lone else sb
-        elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
-            lone = self._lone(a, b, sb)
-            sa = split(a, names | {lone}, self.people, _CUE_WORDS) if lone else sa
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
-        # A name both use says what they are about; a month or a number both use does not
-        # ("The release date is May 5." / "the vendor demo moved to May 12").
-        shared = frozenset(
-            v for k, vs in sa.values.items() if k not in _MEASURES for v in vs & sb.values.get(k, frozenset())
+        # Another value of a kind; a name added beside the same one is more detail, not a change.
+        differing = tuple(
+            k
+            for k in sa.values
+            if k in sb.values
+            and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
         )
-        sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
-        differing = _differing(sa, sb)
         old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
             b.old_values & b_names - a_names
         )
@@ -390,29 +308,11 @@ class HeuristicResolver:
             sa,
             sb,
             # A name both statements use is part of what they are about ("the ETL", "UTC").
-            cover_a=_cover(sa.subject | shared, sb.subject | b_names),
-            cover_b=_cover(sb.subject | shared, sa.subject | a_names),
+            cover_a=_cover(sa.subject | (a_names & b_names), sb.subject | b_names),
+            cover_b=_cover(sb.subject | (a_names & b_names), sa.subject | a_names),
             differing=differing,
             old_named=old_named,
         )
-
-    def _lone(self, mine: Parts, other: Parts, theirs: Split) -> str:
-        """The one plain word ``mine`` names that ``other`` does not, or "" (none, or several)."""
-        found = {
-            w
-            for w in mine.words
-            if w[:1].isalpha()
-            and len(w) > 3
-            and w not in FILLER
-            and w not in _CUE_WORDS
-            and not CORRECTION_CUE.search(w)
-            and not CHANGE_CUE.search(w)
-            and value_kind(w, self.people) is None
-            and not any(_similar(w, o) for o in other.words)
-            and not any(_similar(stem(w), t) for t in theirs.subject)
-        }
-        # "we also support firefox": one more value beside the older, not in its place.
-        return found.pop() if len(found) == 1 and not _ALSO.search(mine.text) else ""
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
         p = self._pair(older.text, newer.text)
@@ -473,7 +373,7 @@ class HeuristicResolver:
             if p.changed and p.cover_a >= CUE_COVER:
                 return Judgement(Resolution.CONTESTED, "a question that doubts the value", 0.5)
             return Judgement(Resolution.UNRELATED, "a question asserts nothing")
-        if p.b.negated and p.kept_values and p.cover_a >= p.correction_cover and not p.b.hedged:
+        if p.b.negated and p.kept_values and p.cover_a >= CORRECTION_COVER and not p.b.hedged:
             return Judgement(Resolution.SUPERSEDES, "the newer statement says the older value stopped")
         if not p.changed:
             return self._repeated(p)
@@ -483,7 +383,7 @@ class HeuristicResolver:
     def _changed(p: _Pair, gap: timedelta, similarity: float | None) -> Judgement:
         """A value of the same kind differs, or the older value is named as replaced: a
         correction, a hedge, a change with a cue, an implicit update, or nothing."""
-        if p.b.correction and not p.b.hedged and (p.cover_a >= p.correction_cover or gap < CORRECTION_WINDOW):
+        if p.b.correction and not p.b.hedged and (p.cover_a >= CORRECTION_COVER or gap < CORRECTION_WINDOW):
             return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
         if p.b.hedged:
             if p.cover_a >= CORRECTION_COVER and p.cover_b >= CORRECTION_COVER:
@@ -492,10 +392,8 @@ class HeuristicResolver:
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         what = p.differing[0] if p.differing else "value"
-        if _counted_on(p):
-            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer one adds to it")
-        lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= p.correction_cover  # "launch pushed to the 24th"
-        if p.b.change and (p.cover_a >= p.cue_cover or lean):
+        lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
+        if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
         if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
             if p.swapped or p.added:
