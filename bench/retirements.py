@@ -31,7 +31,7 @@ from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.importing import import_items  # noqa: E402
 from teamlore.config import Settings  # noqa: E402
 
-_W = r"[\w.-]+"
+_W = r"[\w-]+"
 # (pattern, slot kind, the groups naming the slot's subject): a statement's slot is the first match.
 SLOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (rf"^(?P<who>{_W}) (owns|is responsible for) (?P<sys>{_W})", "owner", ("sys",)),
@@ -59,7 +59,7 @@ SLOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "rps",
         ("sys", "region"),
     ),
-    (r'"(?P<term>[^"]+)"( in (?P<proj>[\w.-]+))? means', "definition", ("term",)),
+    (r'"(?P<term>[^"]+)"( in (?P<proj>[\w-]+))? means', "definition", ("term",)),
     (rf"\(re: is (?P<sys>{_W}) still blocked on (?P<ticket>{_W})\?\)", "blocked", ("sys", "ticket")),
     (rf"^The (?P<proj>{_W}) (?P<team>{_W}) work is blocked on", "blocked", ("proj", "team")),
     (rf"^Code freeze for (?P<proj>{_W}) (?P<ver>v[\d.]+)", "freeze", ("proj", "ver")),

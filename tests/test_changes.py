@@ -176,6 +176,13 @@ GUARDS = [
         "Sorry, the studio showcase is on Sunday.",
     ),
     (
+        "another thing of the same sort, with a cue",
+        "Reminder: the security sync moves to Monday at 17:30.",
+        "Reminder: the support sync moves to Tuesday at 18:30.",
+        "sync",
+        "Reminder: the security sync moves to Tuesday at 18:30.",
+    ),
+    (
         "an action item and another thing's date",
         "priya will send the launch comms plan to sales by January 16.",
         "Update: the launch has slipped from March 3 to March 17.",

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from teamlore.workers.claim_parts import FILLER, Parts, Split, read, split, tokens, value_kind
+from teamlore.workers.claim_parts import CHANGE_CUE, FILLER, Parts, Split, read, split, tokens, value_kind
 from teamlore.workers.retirement import RetirementJudge, features
 
 
@@ -210,6 +210,21 @@ def _substitutes(p: _Pair) -> bool:
     return bool(only_a and only_b)
 
 
+def _one_for_one(p: _Pair) -> bool:
+    """Each subject names one word the other does not, in place of it, and they share the rest:
+    another thing of the same sort ("the security sync" / "the support sync", "owns
+    kafka-cluster" / "owns feature-flags"), not the same one changing. Short words ("PT" for
+    "parent-teacher", "go out" for "processed") and the cue's own words ("target revised") are
+    rewordings, not things."""
+    only_a = [w for w in p.sa.subject if not any(_similar(w, t) for t in p.sb.subject)]
+    only_b = [w for w in p.sb.subject if not any(_similar(w, t) for t in p.sa.subject)]
+    if len(only_a) != 1 or len(only_b) != 1 or min(len(p.sa.subject), len(p.sb.subject)) < 2:
+        return False
+    (mine,), (theirs,) = only_a, only_b
+    cue = " ".join(m.group(0) for m in CHANGE_CUE.finditer(p.b.text)).lower()
+    return min(len(mine), len(theirs)) >= 4 and theirs not in p.a.words and theirs not in cue
+
+
 def _similarity(older: Claim, newer: Claim) -> float | None:
     if older.meaning is None or newer.meaning is None:
         return None
@@ -391,6 +406,8 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
+        if _one_for_one(p):
+            return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
