@@ -183,6 +183,13 @@ GUARDS = [
         "Reminder: the security sync moves to Tuesday at 18:30.",
     ),
     (
+        "another migration, with a cue (people known as authors)",
+        "Ben took over the Yukon migration from Tariq.",
+        "Priya took over the Atlas migration from Uma.",
+        "migration",
+        "Priya took over the Yukon migration from Ben.",
+    ),
+    (
         "an action item and another thing's date",
         "priya will send the launch comms plan to sales by January 16.",
         "Update: the launch has slipped from March 3 to March 17.",
@@ -195,7 +202,11 @@ GUARDS = [
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("changes") / "store"
-    lines = []
+    # People the workspace knows by the messages they wrote (the resolver reads names as people).
+    lines = [
+        _line("CHELLO", f"0.{i}", "2026-01-01T09:00:00Z", "hi all", author=who)
+        for i, who in enumerate(("ben", "tariq", "priya", "uma"))
+    ]
     for i, (_, older, newer, _q, _new, _old, control) in enumerate(FORMS):
         for channel, text in ((f"C{i}", newer), (f"C{i}X", control)):
             lines.append(_line(channel, f"{i}.1", "2026-01-10T10:00:00Z", older))

@@ -225,6 +225,14 @@ def _one_for_one(p: _Pair) -> bool:
     return min(len(mine), len(theirs)) >= 4 and theirs not in p.a.words and theirs not in cue
 
 
+def _strangers(p: _Pair) -> bool:
+    """The names differ, none shared, and so do the people: a change replaces one value of one
+    thing ("Ben took over the Yukon migration from Tariq." / "Priya took over the Atlas migration
+    from Uma." are two migrations; "MySQL 8" / "PostgreSQL 15" is one value, name and number)."""
+    na, nb = p.sa.values.get("name", frozenset()), p.sb.values.get("name", frozenset())
+    return bool(na and nb and not na & nb and "person" in p.differing)
+
+
 def _similarity(older: Claim, newer: Claim) -> float | None:
     if older.meaning is None or newer.meaning is None:
         return None
@@ -406,7 +414,7 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if _one_for_one(p):
+        if _one_for_one(p) or _strangers(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
