@@ -31,7 +31,7 @@ from teamlore.extraction.offline import TRAINED_WITH, statement_of  # noqa: E402
 from teamlore.extraction.statements import question_of  # noqa: E402
 
 CORPUS = ROOT / "training" / "extraction"
-TRAINING_FILES = ("train_a.jsonl", "train_b.jsonl", "train_c.jsonl", "train_d.jsonl")
+TRAINING_FILES = ("train_a.jsonl", "train_b.jsonl", "train_c.jsonl", "train_d.jsonl", "train_e.jsonl")
 # A stand-in author for first-person statements ("I own X" -> "alex owns X"), as at run time.
 AUTHOR = "alex"
 STEPS = 200
