@@ -164,15 +164,21 @@ class _Pair:
         )
 
     @property
+    def own_words(self) -> tuple[list[str], list[str]]:
+        """The subject words each names that the other's subject does not."""
+        only_a = [w for w in self.sa.subject if not any(_similar(w, t) for t in self.sb.subject)]
+        only_b = [w for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject)]
+        return only_a, only_b
+
+    @property
     def swapped(self) -> bool:
         """Without a cue, each side naming a thing the other does not is two things ("free
         accounts" / "paid accounts", "nights" / "days", "the Atlas freeze" / "orion's freeze"),
         and so are two numbers that both differ ("-80 freezer in room 214" / "-20 ... 118")."""
         b_words = frozenset(self.b.words)
         a_words = frozenset(self.a.words)
-        only_a = [w for w in self.sa.subject if not any(_similar(w, t) for t in self.sb.subject)]
+        only_a, only_b = self.own_words
         only_a += [n for n in self.sa.values.get("name", ()) if n not in b_words]
-        only_b = [w for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject)]
         only_b = [w for w in only_b if w not in a_words]
         numbers_a = self.sa.values.get("number", frozenset())
         numbers_b = self.sb.values.get("number", frozenset())
@@ -205,8 +211,7 @@ def _may_learn(p: _Pair, similarity: float) -> bool:
 def _substitutes(p: _Pair) -> bool:
     """Each names a subject word the other does not: perhaps a value the reader did not see as
     one ("hosted on Statuspage" / "lives on instatus")."""
-    only_a = [w for w in p.sa.subject if not any(_similar(w, t) for t in p.sb.subject)]
-    only_b = [w for w in p.sb.subject if not any(_similar(w, t) for t in p.sa.subject)]
+    only_a, only_b = p.own_words
     return bool(only_a and only_b)
 
 
@@ -216,8 +221,7 @@ def _one_for_one(p: _Pair) -> bool:
     kafka-cluster" / "owns feature-flags"), not the same one changing. Short words ("PT" for
     "parent-teacher", "go out" for "processed") and the cue's own words ("target revised") are
     rewordings, not things."""
-    only_a = [w for w in p.sa.subject if not any(_similar(w, t) for t in p.sb.subject)]
-    only_b = [w for w in p.sb.subject if not any(_similar(w, t) for t in p.sa.subject)]
+    only_a, only_b = p.own_words
     if len(only_a) != 1 or len(only_b) != 1 or min(len(p.sa.subject), len(p.sb.subject)) < 2:
         return False
     (mine,), (theirs,) = only_a, only_b
