@@ -345,13 +345,17 @@ class FactReader:
             raw = self._backend._following(list(dict.fromkeys(fact_ids)), scope, known, follow)
         else:
             raw = self._by_ids(fact_ids, scope, known)
-        sources = self._sources(hit.fact for hit in raw)
+        # Most versions of a chain are refused by time or status alone: their sources can't
+        # change that (a source matters only to a version otherwise visible), so only the
+        # others' sources are read.
+        unsourced = [visible(hit.fact, {}, scope, view) for hit in raw]
+        sources = self._sources(hit.fact for hit, reason in zip(raw, unsourced, strict=True) if reason is None)
         shown: dict[str, FactView] = {}
         refused: dict[str, Judged] = {}
-        for hit in raw:
+        for hit, first in zip(raw, unsourced, strict=True):
             fact = hit.fact
             cited = sources.get((fact.workspace, fact.channel), {})
-            reason = visible(fact, cited, scope, view)
+            reason = first if first is not None else visible(fact, cited, scope, view)
             if reason is None:
                 shown[fact.fact_id] = self._view_of(fact, cited, view, 0.0)
             else:
