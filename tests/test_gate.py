@@ -163,8 +163,9 @@ def _forget_scope_and_time_filters(monkeypatch, fact_store):
             embedded_facts, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", [])
         )
     monkeypatch.setattr(VectorIndex, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
+    monkeypatch.setattr(VectorIndex, "_channel_codes", lambda self, scope: sorted(self._members))
     monkeypatch.setattr(
-        VectorIndex, "_in_scope", lambda self, positions, scope, view: np.ones(len(positions), bool)
+        VectorIndex, "_inside", lambda self, positions, scope, view: np.ones(len(positions), bool)
     )
     if fact_store != "embedded":
         match_all = Filter.by_property("version").greater_than(0)

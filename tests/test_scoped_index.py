@@ -276,3 +276,68 @@ def test_the_int8_first_pass_finds_what_exact_search_finds(store):
     finally:
         for index in (facts, memory):
             del index.rough_from, index.rescore
+
+
+def test_keywords_still_rank_as_fts5_after_rows_are_dropped(tmp_path):
+    """Deleting messages blanks rows the postings already hold: they leave every document
+    frequency (counted over every channel, not only the scope's), as they leave FTS5's."""
+    from teamlore.app import Teamlore
+    from teamlore.config import Settings
+
+    from .conftest import Clock
+
+    lore = Teamlore(
+        Settings(data_dir=tmp_path, _env_file=None),
+        embedder=HashEmbedder(),
+        clock=Clock(START + timedelta(days=30)),
+    )
+    try:
+        put(lore, *_history())
+        # Messages about kafka in C2 and C3: the words are rarer once they are deleted.
+        put(
+            lore,
+            *[
+                event(
+                    f"The kafka vault budget moved {i} times.",
+                    channel=CHANNELS[1 + i % 2],
+                    message_id=f"9{i}.000100",
+                    ts=_iso(START + timedelta(hours=60, minutes=i)),
+                    author_id="U9",
+                    author_name="zed",
+                )
+                for i in range(12)
+            ],
+        )
+        conn = lore.stores.db.conn
+        facts, messages = lore.stores.facts, lore.stores.message_index
+        scope, view = Scope(WS, ["C1"]), ResolvedView(lore.clock(), lore.clock(), False)
+        facts._index.refresh(conn)
+        messages._refresh()
+        before = list(messages._matches("kafka vault", scope, view).items())
+        _same(before, _keyword(conn, "kafka vault", scope, view)[:1000])  # control
+        put(
+            lore,
+            *[
+                event(
+                    kind="message.deleted",
+                    channel=CHANNELS[1 + i % 2],
+                    message_id=f"9{i}.000100",
+                    ts=_iso(START + timedelta(hours=61)),
+                )
+                for i in range(12)
+            ],
+        )
+        facts._index.refresh(conn)
+        messages._refresh()
+        after = list(messages._matches("kafka vault", scope, view).items())
+        _same(after, _keyword(conn, "kafka vault", scope, view)[:1000])
+        # The scores in C1 rose: the deleted rows of C2 and C3 no longer count against the words.
+        assert [vid for vid, _ in after] == [vid for vid, _ in before]
+        assert all(a[1] > b[1] for a, b in zip(after, before, strict=True))
+        for text in ("kafka vault", "deploy billing"):
+            _same(
+                facts._index.keyword(text, scope, view, 7),
+                _keyword(conn, text, scope, view, "fact_versions")[:7],
+            )
+    finally:
+        lore.close()

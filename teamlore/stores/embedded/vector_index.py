@@ -244,7 +244,7 @@ class VectorIndex:
             self._at[vids] = np.arange(start, len(self._vid))
             self._join_members(channels, start)
             if self._postings is not None:
-                self._postings.add(start, [self._texts(r) for r in fresh])
+                self._postings.add(start, [self._texts(r) for r in fresh], channels)
             self._absorbed(fresh, start)
         self._seq = rows[-1][8]
 
@@ -361,10 +361,14 @@ class VectorIndex:
             out[inside] = score(self._blocks[int(channel)], self._row[positions[inside]])
         return out
 
+    def _channel_codes(self, scope: Scope) -> list[int]:
+        """The codes of the scope's channels held here, ascending."""
+        return sorted({self._channels.lookup(c) for c in scope.channels} & self._members.keys())
+
     def _visible(self, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Positions, ascending, of the rows inside the scope and visible on both time axes of the
         view; only the scope's channels are looked at."""
-        codes = sorted({self._channels.lookup(c) for c in scope.channels} & self._members.keys())
+        codes = self._channel_codes(scope)
         if not codes:
             return np.zeros(0, np.int64)
         positions = (
@@ -395,20 +399,16 @@ class VectorIndex:
         with self._lock:
             if self._postings is None or limit <= 0:
                 return []
-            positions, scores = self._postings.scores(self._postings.tokenizer.query_terms(text))
-            keep = self._in_scope(positions, scope, view)
+            # Only the scope's channels' postings are read (``keywords.Postings``).
+            terms = self._postings.tokenizer.query_terms(text)
+            positions, scores = self._postings.scores(terms, self._channel_codes(scope))
+            keep = self._inside(positions, scope, view)
             positions, scores = positions[keep], scores[keep]
             if positions.size > limit:  # the best ``limit`` and every row tied with the last
                 least = np.partition(scores, positions.size - limit)[positions.size - limit]
                 positions, scores = positions[scores >= least], scores[scores >= least]
             order = np.lexsort((self._vid[positions], -scores))[:limit]
             return [(int(self._vid[positions[i]]), float(scores[i])) for i in order]
-
-    def _in_scope(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
-        """Per position: in one of the scope's channels, its workspace, and visible in the view."""
-        channels = [self._channels.lookup(c) for c in scope.channels]
-        keep: np.ndarray = np.isin(self._ch[positions], channels) & self._inside(positions, scope, view)
-        return keep
 
     @property
     def size(self) -> int:
