@@ -349,7 +349,7 @@ class FactReader:
         # change that (a source matters only to a version otherwise visible), so only the
         # others' sources are read.
         unsourced = [visible(hit.fact, {}, scope, view) for hit in raw]
-        sources = self._sources(hit.fact for hit, reason in zip(raw, unsourced, strict=True) if reason is None)
+        sources = self._sources(h.fact for h, reason in zip(raw, unsourced, strict=True) if reason is None)
         shown: dict[str, FactView] = {}
         refused: dict[str, Judged] = {}
         for hit, first in zip(raw, unsourced, strict=True):

@@ -157,8 +157,8 @@ class Postings:
         for i, name in enumerate(names):
             lo, hi = int(bounds[i]), int(bounds[i + 1])
             lists = self._terms.setdefault(name, {})
-            held, counted = self._frequency.get(name, (0, self._drops))
-            self._frequency[name] = (held + hi - lo, counted)
+            holding, counted = self._frequency.get(name, (0, self._drops))
+            self._frequency[name] = (holding + hi - lo, counted)
             cuts = np.flatnonzero(np.diff(owners[lo:hi])) + lo + 1
             for a, b in zip([lo, *cuts.tolist()], [*cuts.tolist(), hi], strict=True):
                 group = int(owners[a])
