@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -239,8 +239,7 @@ class FactReader:
         assert side is not None
         want = max(k * OVERFETCH, MIN_FETCH)
         while True:
-            raw_facts, raw_messages = self._both(facts, messages, want)
-            fact_hits, counter = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
+            raw_facts, (fact_hits, counter), raw_messages = self._both(facts, messages, want, scope, view)
             message_hits = side.gate(raw_messages, scope, view, counter)
             found = side.stand_ins(message_hits, scope, view, self._judge, counter)
             shown = self._across_channels(fuse(query, fact_hits, found)[:k], scope)
@@ -259,18 +258,24 @@ class FactReader:
         return newest_first(hits, self._resolver)
 
     def _both(
-        self, facts: Fetch, messages: FetchMessages, want: int
-    ) -> tuple[builtins.list[RawHit], builtins.list[RawMessageHit]]:
-        """The two raw queries side by side: SQLite and numpy release the GIL, so a hybrid search
-        costs about its slower half, not the sum."""
+        self, facts: Fetch, messages: FetchMessages, want: int, scope: Scope, view: ResolvedView
+    ) -> tuple[
+        builtins.list[RawHit],
+        tuple[builtins.list[FactView], WithheldCounter],
+        builtins.list[RawMessageHit],
+    ]:
+        """The two raw queries side by side (SQLite and numpy release the GIL, so a hybrid search
+        costs about its slower half, not the sum), and the fact hits gated while the message
+        half, the slower, is still running."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="message-search")
         pending = self._pool.submit(messages, want)
         try:
             raw_facts = facts(want)
+            gated = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
         finally:
             raw_messages = pending.result()
-        return raw_facts, raw_messages
+        return raw_facts, gated, raw_messages
 
     def _serve(
         self,
@@ -333,18 +338,30 @@ class FactReader:
         ]
 
     def _judge(
-        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, follow: int = 0
+        self,
+        fact_ids: Sequence[str],
+        scope: Scope,
+        view: ResolvedView,
+        follow: int = 0,
+        current: Mapping[str, Fact] | None = None,
     ) -> tuple[dict[str, FactView], dict[str, Judged]]:
         """Of the facts known at ``view.known_at`` (and of those that superseded them, up to
         ``follow`` links away): the ones that may be shown under ``view``, and why each other may
-        not (with what superseded it)."""
+        not (with what superseded it). ``current``: facts already read at their current version;
+        where that version is the one known at ``view.known_at`` it is not read again."""
         if not fact_ids:
             return {}, {}
         known = ResolvedView(view.valid_at, view.known_at, include_history=True)
         if follow:
             raw = self._backend._following(list(dict.fromkeys(fact_ids)), scope, known, follow)
         else:
-            raw = self._by_ids(fact_ids, scope, known)
+            held = [
+                RawHit(fact, 0.0)
+                for fact in (current.get(f) for f in dict.fromkeys(fact_ids) if current)
+                if fact is not None and _known_then(fact, scope, known)
+            ]
+            have = {hit.fact.fact_id for hit in held}
+            raw = held + self._by_ids([f for f in fact_ids if f not in have], scope, known)
         # Most versions of a chain are refused by time or status alone: their sources can't
         # change that (a source matters only to a version otherwise visible), so only the
         # others' sources are read.
@@ -407,6 +424,17 @@ class FactReader:
         for fact in facts:
             wanted.setdefault((fact.workspace, fact.channel), set()).update(fact.evidence)
         return {key: self._messages.sources(key[0], key[1], sorted(ids)) for key, ids in wanted.items()}
+
+
+def _known_then(fact: Fact, scope: Scope, view: ResolvedView) -> bool:
+    """The version a raw read by id under ``view`` (history included) would return: in the scope
+    and recorded at ``view.known_at`` (``scope_time_sql``'s predicate; a fact's versions are
+    recorded one after another, so at most one is)."""
+    return (
+        fact.workspace == scope.workspace
+        and fact.channel in scope.channels
+        and fact.recorded_from <= view.known_at < fact.recorded_to
+    )
 
 
 def _present(view: ResolvedView) -> ResolvedView:

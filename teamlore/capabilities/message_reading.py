@@ -14,7 +14,7 @@ that first said it. With ``--history`` the retired facts themselves stand in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
@@ -24,7 +24,7 @@ import numpy as np
 from teamlore.capabilities.gate import Withheld, WithheldCounter, visible
 from teamlore.capabilities.hits import FactView, Hit, MessageView
 from teamlore.dates import periods_named
-from teamlore.domain import MessageVersion, ResolvedView, Scope, Source
+from teamlore.domain import Fact, MessageVersion, ResolvedView, Scope, Source
 from teamlore.stores.protocols import FactBackend, MessageIndex, MessageStore, RawMessageHit
 from teamlore.text import stems
 
@@ -51,9 +51,16 @@ FetchMessages = Callable[[int], list[RawMessageHit]]
 # The fact reader's judgement of fact ids under a view: the view of each fact that may be shown,
 # and why each other known fact may not (a fact unknown at the moment read is in neither).
 # ``follow``: judge too the facts that superseded them, up to that many links away (one read).
+# ``current``: facts already read at their current version (a fact whose current version was
+# known at the moment read needs no other read).
 class Judge(Protocol):
     def __call__(
-        self, fact_ids: Sequence[str], scope: Scope, view: ResolvedView, follow: int = 0
+        self,
+        fact_ids: Sequence[str],
+        scope: Scope,
+        view: ResolvedView,
+        follow: int = 0,
+        current: Mapping[str, Fact] | None = None,
     ) -> tuple[dict[str, FactView], dict[str, Judged]]: ...
 
 
@@ -126,8 +133,10 @@ class MessageSide:
     ) -> list[Found]:
         """Each message hit with what stands for it: itself, the facts covering it, the facts
         that replaced them, or nothing."""
-        covering = self._covering(hits)
-        shown, refused = judge(sorted({f for ids in covering.values() for f in ids}), scope, view)
+        covering, current = self._covering(hits)
+        shown, refused = judge(
+            sorted({f for ids in covering.values() for f in ids}), scope, view, current=current
+        )
         successors = self._successors(refused, scope, view, judge)
         found: list[Found] = []
         for hit in hits:
@@ -138,18 +147,21 @@ class MessageSide:
             found.append(Found(hit, stand))
         return found
 
-    def _covering(self, hits: list[MessageView]) -> dict[tuple[str, str], list[str]]:
-        """(channel, message id) -> ids of the facts citing it now (any status), in write order."""
+    def _covering(self, hits: list[MessageView]) -> tuple[dict[tuple[str, str], list[str]], dict[str, Fact]]:
+        """(channel, message id) -> ids of the facts citing it now (any status), in write order;
+        and those facts' current versions by id."""
         wanted: dict[tuple[str, str], set[str]] = {}
         for hit in hits:
             wanted.setdefault((hit.message.workspace, hit.message.channel), set()).add(hit.message.message_id)
         covering: dict[tuple[str, str], list[str]] = {}
+        current: dict[str, Fact] = {}
         for (workspace, channel), message_ids in wanted.items():
             for fact in self._facts.current_citing_any(workspace, channel, sorted(message_ids)):
+                current[fact.fact_id] = fact
                 for message_id in fact.evidence:
                     if message_id in message_ids:
                         covering.setdefault((channel, message_id), []).append(fact.fact_id)
-        return covering
+        return covering, current
 
     def _successors(
         self, refused: dict[str, Judged], scope: Scope, view: ResolvedView, judge: Judge

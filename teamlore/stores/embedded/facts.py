@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -75,6 +76,12 @@ class FactIndex(VectorIndex):
         return (row[9], " ".join(json.loads(row[10])), row[2])
 
 
+# Lookups for the columns a read converts most (a read hydrates every version of a chain):
+# a dict finds an enum member faster than calling the enum.
+_TYPES = {member.value: member for member in FactType}
+_STATUSES = {member.value: member for member in FactStatus}
+
+
 def _row_to_fact(row: sqlite3.Row | tuple[Any, ...]) -> Fact:
     return Fact(
         fact_id=row[1],
@@ -84,12 +91,12 @@ def _row_to_fact(row: sqlite3.Row | tuple[Any, ...]) -> Fact:
         thread_id=row[5],
         statement=row[6],
         content_hash=row[7],
-        fact_type=FactType(row[8]),
+        fact_type=_TYPES[row[8]],
         entities=_tuple(row[9]),
         topic=row[10],
         importance=row[11],
         confidence=row[12],
-        status=FactStatus(row[13]),
+        status=_STATUSES[row[13]],
         evidence=_tuple(row[14]),
         valid_from=from_micros(row[15]),
         valid_to=from_micros(row[16]),
@@ -104,7 +111,14 @@ def _row_to_fact(row: sqlite3.Row | tuple[Any, ...]) -> Fact:
 
 def _tuple(text: str) -> tuple[str, ...]:
     """A JSON list column as a tuple; the empty list, common on the read path, without parsing."""
-    return () if text == "[]" else tuple(json.loads(text))
+    return () if text == "[]" else _parsed(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parsed(text: str) -> tuple[str, ...]:
+    # A pure function of the text: the same evidence and entity lists are read again and again
+    # (every version of a fact, every search that finds it).
+    return tuple(json.loads(text))
 
 
 class EmbeddedFactBackend:
