@@ -190,6 +190,13 @@ GUARDS = [
         "Priya took over the Yukon migration from Ben.",
     ),
     (
+        "two systems, each named by its own id, with a cue",
+        "Heads up: starting Thursday the audit-trail deploys go through Grafana.",
+        "Heads up: starting Monday the k8s-prod deploys go through Sentry.",
+        "deploys go through",
+        "Heads up: starting Monday the audit-trail deploys go through Sentry.",
+    ),
+    (
         "an action item and another thing's date",
         "priya will send the launch comms plan to sales by January 16.",
         "Update: the launch has slipped from March 3 to March 17.",

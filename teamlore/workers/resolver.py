@@ -200,7 +200,7 @@ def _may_learn(p: _Pair, similarity: float) -> bool:
     if _cover(p.sa.subject, p.sb.subject) == 0 and p.cover_b < CUE_COVER:
         return False
     # Long statements close in meaning share a topic, not a slot (as ``_changed_by_meaning``).
-    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT or _two_slots(p):
         return False
     # Nothing the newer could have replaced: no value of a kind differs, none is named as the old
     # one, and it names nothing in place of something the older names ("Nordic kickoff moved to
@@ -227,6 +227,28 @@ def _one_for_one(p: _Pair) -> bool:
     (mine,), (theirs,) = only_a, only_b
     cue = " ".join(m.group(0) for m in CHANGE_CUE.finditer(p.b.text)).lower()
     return min(len(mine), len(theirs)) >= 4 and theirs not in p.a.words and theirs not in cue
+
+
+# A system's or a service's own id: words joined by hyphens, from a letter on ("kafka-cluster",
+# "k8s-prod", "audit-trail"), not a date or a negative number.
+_HYPHENATED_ID = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])", re.IGNORECASE)
+
+
+def _ids(text: str) -> frozenset[str]:
+    return frozenset(m.group(0).lower() for m in _HYPHENATED_ID.finditer(text))
+
+
+def _two_slots(p: _Pair) -> bool:
+    """Each names its own id, none shared, and another value differs besides: two things, each
+    with its value ("the audit-trail deploys go through Grafana" / "the k8s-prod deploys go
+    through Sentry"; "Felix owns kafka-cluster" / "Ximena owns feature-flags"). Where the ids
+    are all that differ, one may be the new value ("the on-call tool is pager-duty" / "... is
+    ops-genie now") and the other rules decide."""
+    ids_a, ids_b = _ids(p.a.text), _ids(p.b.text)
+    if not ids_a - ids_b or not ids_b - ids_a or ids_a & ids_b:
+        return False
+    named = ids_a | ids_b
+    return any({v.lower() for v in p.sa.values[k] ^ p.sb.values[k]} - named for k in p.differing)
 
 
 def _strangers(p: _Pair) -> bool:
@@ -418,7 +440,7 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if _one_for_one(p) or _strangers(p):
+        if _one_for_one(p) or _strangers(p) or _two_slots(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
