@@ -45,7 +45,7 @@ _ANSWER = TYPES.index(FactType.ANSWER)
 # training split (2026-12-04, docs/benchmarks.md); without vectors (another embedder, or bulk
 # imports with vectors filled behind) the text head's decision stands as before.
 # The type heads read a reply's own cues crossed with its parent's (``features(crossed=True)``).
-CROSSED = False
+CROSSED = True
 DOUBT_CEILING = 0.70
 DOUBT_VECTOR_FLOOR = 0.40
 
