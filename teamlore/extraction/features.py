@@ -33,8 +33,14 @@ def normalise(text: str) -> str:
     return _DIGIT.sub("0", unicodedata.normalize("NFKC", text).casefold())
 
 
-def features(sentence: str, parent: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(bucket indices, weights) of ``sentence`` (already cleaned of markup), L2-normalised."""
+def features(
+    sentence: str, parent: str | None = None, crossed: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bucket indices, weights) of ``sentence`` (already cleaned of markup), L2-normalised.
+
+    ``crossed`` (the type heads): a reply's own cues, length and first word, each crossed with
+    what its thread's opening message is (its cues), so "Friday" under "when is the freeze?"
+    and "the freeze is Friday" under the same parent can weigh differently."""
     text = normalise(sentence)
     buckets = [_char_ngrams(f" {text} ")]
     named: list[str] = []
@@ -46,6 +52,11 @@ def features(sentence: str, parent: str | None = None) -> tuple[np.ndarray, np.n
     buckets.append(_hashed(tuple(named)))
     if parent is not None:
         buckets.append(_parent(parent))
+        if crossed:
+            own = [n for n in named if n.startswith(("cue:", "len"))] + ["w0" + w for w in words[:1]]
+            buckets.append(
+                _hashed(tuple(f"x{p}|{o}" for p in _parent_cues(parent) for o in dict.fromkeys(own)))
+            )
     index, counts = np.unique(np.concatenate(buckets).astype(np.int64), return_counts=True)
     weights = np.log1p(counts.astype(np.float32))
     return index, weights / np.float32(np.linalg.norm(weights))
@@ -69,6 +80,11 @@ def _parent(parent: str) -> np.ndarray:
     named += ["pw" + w for w in _WORDS.findall(normalise(parent))[:_PARENT_WORDS]]
     named += ["pcue:" + name for name in cues.fired(parent)]
     return _hashed(tuple(named))
+
+
+@lru_cache(maxsize=4096)
+def _parent_cues(parent: str) -> tuple[str, ...]:
+    return ("reply", *cues.fired(parent))
 
 
 def _char_ngrams(text: str) -> np.ndarray:

@@ -39,6 +39,15 @@ TYPES = (
     FactType.STATEMENT,
 )
 _ANSWER = TYPES.index(FactType.ANSWER)
+# The doubt band: a sentence the text head calls chatter with a probability below this ceiling is
+# not dropped outright when the statement's vector can be had; it is embedded and kept unless the
+# vector's look (``confirm``) puts chatter at or above the doubt floor. Chosen out of fold on the
+# training split (2026-12-04, docs/benchmarks.md); without vectors (another embedder, or bulk
+# imports with vectors filled behind) the text head's decision stands as before.
+# The type heads read a reply's own cues crossed with its parent's (``features(crossed=True)``).
+CROSSED = True
+DOUBT_CEILING = 0.70
+DOUBT_VECTOR_FLOOR = 0.40
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,7 @@ class Reading:
 
     label: str  # one of LABELS
     chatter: float  # the probability that it is chatter
+    doubtful: bool = False  # chatter, but inside the doubt band: a vector may still keep it
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,33 +114,44 @@ class Heads:
         """From text alone: what is kept never waits for an embedding."""
         p = self.label_head.probabilities(*features(sentence, parent))
         chatter, question, informative = (float(x) for x in p)
+        asked = question > informative or asks(sentence)
         if chatter >= self.chatter_floor:
-            return Reading("chatter", chatter)
-        if question > informative or asks(sentence):
+            return Reading("chatter", chatter, chatter < DOUBT_CEILING and not asked)
+        if asked:
             return Reading("question", chatter)
         return Reading("informative", chatter)
 
-    def confirm(self, sentence: str, parent: str | None, vector: np.ndarray) -> bool:
-        """Whether a sentence ``read`` kept is still informative given its statement's vector
-        (which it gets anyway); the second, better-informed look at chatter."""
+    def confirm(self, sentence: str, parent: str | None, vector: np.ndarray, doubtful: bool = False) -> bool:
+        """Whether a sentence ``read`` kept (or doubted) is informative given its statement's
+        vector (which a kept one gets anyway); the second, better-informed look at chatter."""
         p = self.confirm_head.probabilities(*features(sentence, parent), vector)
-        return float(p[0]) < self.vector_chatter_floor
+        return float(p[0]) < (DOUBT_VECTOR_FLOOR if doubtful else self.vector_chatter_floor)
 
     def decide(self, sentence: str, parent: str | None, vector: np.ndarray | None = None) -> str:
         """``read``, then ``confirm`` when the statement's vector is at hand: the label the
-        extractor acts on (it runs the two steps apart, embedding only what ``read`` kept)."""
-        label = self.read(sentence, parent).label
-        if label == "informative" and vector is not None and not self.confirm(sentence, parent, vector):
+        extractor acts on (it runs the two steps apart, embedding only what ``read`` kept or
+        doubted)."""
+        reading = self.read(sentence, parent)
+        if vector is None:
+            return reading.label
+        if reading.label == "informative" and not self.confirm(sentence, parent, vector):
             return "chatter"
-        return label
+        if reading.doubtful and self.confirm(sentence, parent, vector, doubtful=True):
+            return "informative"
+        return reading.label
 
     def fact_type(self, sentence: str, parent: str | None, vector: np.ndarray | None) -> FactType:
-        index, values = features(sentence, parent)
+        index, values = type_features(sentence, parent)
         head = self.type_head if vector is not None else self.type_text_head
         p = head.probabilities(index, values, vector)
         if parent is None:
             p[_ANSWER] = 0.0  # only a reply answers
         return TYPES[int(np.argmax(p))]
+
+
+def type_features(sentence: str, parent: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The type heads' features: the label heads' with a reply's cues crossed with its parent's."""
+    return features(sentence, parent, crossed=CROSSED)
 
 
 def asks(sentence: str) -> bool:

@@ -46,6 +46,7 @@ class _Kept:
     statement: str
     people: tuple[str, ...]
     says_who: bool  # answers a "who" question by naming someone: kept whatever the heads say
+    doubtful: bool = False  # the text head's chatter, in its doubt band: kept only if the vector agrees
 
 
 def statement_of(sentence: str, question: str | None, author: str, people: Collection[str] = ()) -> str:
@@ -78,9 +79,11 @@ class OfflineExtractor:
             if (
                 vector is not None
                 and not k.says_who
-                and not self._heads.confirm(k.sentence, k.parent, vector)
+                and not self._heads.confirm(k.sentence, k.parent, vector, k.doubtful)
             ):
                 continue  # a second look, with the vector it got anyway: chatter after all
+            if vector is None and k.doubtful:
+                continue  # no vector after all: the text head's chatter stands
             kind = self._heads.fact_type(k.sentence, k.parent, vector)
             facts[k.request].append(_candidate(k, kind, requests[k.request][0]))
         return [_extraction(found) for found in facts]
@@ -117,10 +120,12 @@ class OfflineExtractor:
             says_who = answers is not None and names_the_one_asked_for(
                 sentence, answers, message.author_name, people
             )
-            if not says_who and self._heads.read(sentence, parent_text).label != "informative":
+            reading = self._heads.read(sentence, parent_text)
+            doubtful = not says_who and reading.doubtful and self._vectors is not None
+            if not says_who and not doubtful and reading.label != "informative":
                 continue  # chatter, or a question (its answer is the knowledge)
             statement = statement_of(sentence, answers, message.author_name, people)
-            kept.append(_Kept(request, sentence, parent_text, statement, tuple(people), says_who))
+            kept.append(_Kept(request, sentence, parent_text, statement, tuple(people), says_who, doubtful))
         return kept
 
 

