@@ -88,6 +88,12 @@ ABBREVIATIONS = {
     "hr": "hour",
     "hrs": "hours",
     "mgr": "manager",
+    # Words for the same slot ("lunch ends 1:30" / "stops serving lunch at 2pm").
+    "begin": "start",
+    "begins": "starts",
+    "began": "started",
+    "ends": "stops",
+    "ended": "stopped",
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
@@ -231,6 +237,7 @@ class Parts:
     question: bool = False
     not_a_claim: str | None = None
     old_values: frozenset[str] = frozenset()
+    acronyms: frozenset[str] = frozenset()  # words written in capitals ("CAB", "PMs"), folded
 
 
 def _fold(text: str) -> str:
@@ -334,6 +341,7 @@ def read(text: str) -> Parts:
         question=question,
         not_a_claim=not_a_claim,
         old_values=old - FILLER,
+        acronyms=frozenset(m.lower() for m in re.findall(r"\b([A-Z]{2,4})s?\b", folded)),
     )
 
 
@@ -450,3 +458,28 @@ def _names_an_item(previous: str) -> bool:
         and previous not in _MONTHS
         and previous not in STATUS_WORDS
     )
+
+
+def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """An acronym written in capitals stands for the words the other statement spells out ("CAB
+    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
+    if not parts.acronyms:
+        return mine
+    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
+    initials = "".join(w[0] for w in content)
+    names = mine.values.get("name", frozenset())
+    for word in mine.subject | names:
+        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+        at = initials.find(core) if core in parts.acronyms else -1
+        if at < 0 or word in other.words:
+            continue
+        spelled = content[at : at + len(core)]
+        # Spelled out as names there ("Ember Hollow"), names here too.
+        theirs_named = theirs.values.get("name", frozenset())
+        values = dict(mine.values)
+        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
+        if not values["name"]:
+            del values["name"]
+        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
+        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
+    return mine

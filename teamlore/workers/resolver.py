@@ -20,7 +20,17 @@ from typing import Protocol
 
 import numpy as np
 
-from teamlore.workers.claim_parts import CHANGE_CUE, FILLER, Parts, Split, read, split, tokens, value_kind
+from teamlore.workers.claim_parts import (
+    CHANGE_CUE,
+    FILLER,
+    Parts,
+    Split,
+    read,
+    spelled_out,
+    split,
+    tokens,
+    value_kind,
+)
 from teamlore.workers.retirement import RetirementJudge, features
 
 
@@ -153,7 +163,9 @@ class _Pair:
             return True
         na, nb = self.sa.values.get("name", frozenset()), self.sb.values.get("name", frozenset())
         other_kinds = [k for k in self.differing if k != "name"]
-        return bool(na and nb and na != nb and other_kinds and not self.b.change)
+        # A cue says it is one thing changing; a correction names the thing it corrects too ("meant
+        # her CT is at 3pm, the MRI slot is 5pm").
+        return bool(na and nb and na != nb and other_kinds and not (self.b.change or self.b.correction))
 
     @property
     def added(self) -> bool:
@@ -283,6 +295,39 @@ def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) 
     return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
 
+_NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+# "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
+_DELTA = re.compile(
+    r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"
+    r"|\b(?:(added|hired|another)|(lost|removed))\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\b",
+    re.I,
+)
+
+
+def _counted_on(p: _Pair) -> bool:
+    """The newer statement leans on the older count: a delta and a total that add up ("The platform
+    team is 7 people." / "two more joined, so 9 now"). The sum ties the two however few words
+    they share; a count of things ("7 people") only, not a room or a version; short subjects only."""
+    old, new = p.sa.values.get("number", frozenset()), p.sb.values.get("number", frozenset())
+    m = _DELTA.search(p.b.text)
+    if m is None or len(old) != 1 or p.b.question:
+        return False
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
+        return False
+    (before,) = old
+    words = p.a.words
+    at = words.index(before) if before in words else -1
+    if at < 0 or at + 1 >= len(words) or not words[at + 1].isalpha() or words[at + 1] in FILLER:
+        return False
+    said = (m.group(1) or m.group(6)).lower()
+    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
+    sign = -1 if (m.group(3) or m.group(5)) else 1
+    totals = {n for n in new - {said} if n.isdigit()}
+    return before.isdigit() and totals == {str(int(before) + sign * delta)}
+
+
 def _similar(x: str, y: str) -> bool:
     """The same word, or one a short form of the other ("cert" / "certification")."""
     if x == y:
@@ -341,6 +386,8 @@ class HeuristicResolver:
             sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
+        # "QA lead on packaging" / "The quality assurance lead for the packaging line".
+        sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = tuple(
             k
@@ -443,6 +490,8 @@ class HeuristicResolver:
         if _one_for_one(p) or _strangers(p) or _two_slots(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
+        if _counted_on(p):
+            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer statement adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
