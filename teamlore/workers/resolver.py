@@ -22,12 +22,14 @@ import numpy as np
 
 from teamlore.workers.claim_parts import (
     CHANGE_CUE,
+    CORRECTION_CUE,
     FILLER,
     Parts,
     Split,
     read,
     spelled_out,
     split,
+    stem,
     tokens,
     value_kind,
 )
@@ -89,6 +91,7 @@ CUE_COVER = 0.5
 IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
+LONE_COVER = 0.6
 PARSE_CACHE_SIZE = 50_000
 # Pairs compared, kept: a read across channels compares the facts it shows pairwise, and popular
 # facts come back query after query.
@@ -119,6 +122,8 @@ _COMPLETED = re.compile(
     r"dropped|no longer needed)\b",
     re.I,
 )
+# One more value beside the older, not in its place ("we also support firefox").
+_ALSO = re.compile(r"\b(also|too|as well|another|additionally|besides)\b", re.I)
 # Words of the cue phrases: they say how the statement relates, not what it is about.
 _CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
@@ -198,6 +203,16 @@ class _Pair:
         return bool(only_a and only_b) or two_numbers
 
 
+def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
+    """Kinds both state with another value; a name added beside the same one is more detail,
+    not a change."""
+    return tuple(
+        k
+        for k in sa.values
+        if k in sb.values and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
+    )
+
+
 def _may_learn(p: _Pair, similarity: float) -> bool:
     """Where the learned judge may retire what the rules left: a calibrated meaning vector (the
     caller), no hard guard (not a claim, a question, a hedge never retire anything), and the two
@@ -212,7 +227,7 @@ def _may_learn(p: _Pair, similarity: float) -> bool:
     if _cover(p.sa.subject, p.sb.subject) == 0 and p.cover_b < CUE_COVER:
         return False
     # Long statements close in meaning share a topic, not a slot (as ``_changed_by_meaning``).
-    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT or _two_slots(p):
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT or _two_slots(p) or _two_terms(p):
         return False
     # Nothing the newer could have replaced: no value of a kind differs, none is named as the old
     # one, and it names nothing in place of something the older names ("Nordic kickoff moved to
@@ -261,6 +276,37 @@ def _two_slots(p: _Pair) -> bool:
         return False
     named = ids_a | ids_b
     return any({v.lower() for v in p.sa.values[k] ^ p.sb.values[k]} - named for k in p.differing)
+
+
+# A glossary entry: a quoted term and what it means ('"canary" means the first 5% of traffic',
+# 'A "seat" in Falcon means ...').
+_DEFINED = re.compile(r"[\"“']([^\"”']{1,40})[\"”'][^.?!]{0,40}?\b(?:means|stands for|refers to)\b", re.I)
+
+
+def _two_terms(p: _Pair) -> bool:
+    """Each defines its own term: two words of a glossary, even with one meaning ("canary" /
+    "hot path" both "the first 5% of traffic"); a term's meaning changing keeps its term."""
+    a, b = _DEFINED.search(p.a.text), _DEFINED.search(p.b.text)
+    return bool(a and b and a.group(1).strip().lower() != b.group(1).strip().lower())
+
+
+# What a statement gives as the reason for its value: not what it is about.
+_CAUSE = re.compile(r"\b(?:because of|due to|caused by|thanks to|blocked (?:on|by)|waiting on)\b(.*)$", re.I)
+
+
+def _only_the_cause(p: _Pair) -> bool:
+    """All the older subject the newer names is in the newer's reason ("the audit-trail deploys
+    go through Grafana" / "Drift v4.15 release slipped to November 27 because of audit-trail"):
+    another thing changed, and the older's subject is why."""
+    clause = _CAUSE.search(p.b.text)
+    if clause is None:
+        return False
+    shared = [w for w in p.sa.subject if any(_similar(w, t) for t in p.sb.subject)]
+    reason = {stem(t) for t in tokens(clause.group(1))} | set(tokens(clause.group(1)))
+    before = {stem(t) for t in tokens(p.b.text[: clause.start()])}
+    return bool(shared) and all(
+        any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared
+    )
 
 
 def _strangers(p: _Pair) -> bool:
@@ -384,17 +430,26 @@ class HeuristicResolver:
             sb = split(b, names | {b.initial}, self.people, _CUE_WORDS)
         elif "name" in sb.values and "name" not in sa.values and a.initial:
             sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
+        # "Our product analytics tool is Mixpanel." / "we use amplitude for product analytics": the
+        # one word the newer adds, where the older's name is gone and no other value differs, is
+        # a value written in lower case.
+        # The rest of the older subject must be named again: the lone word stands in the name's
+        # place, not beside other words of another statement ("the Drift infra work is blocked
+        # on MOBILE-6282" / "the infra sync moves to Monday").
+        if _differing(sa, sb):
+            pass
+        elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
+            lone = self._lone(b, a, sa) if _cover(sa.subject, sb.subject) >= LONE_COVER else ""
+            sb = split(b, names | {lone}, self.people, _CUE_WORDS) if lone else sb
+        elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
+            lone = self._lone(a, b, sb) if _cover(sb.subject, sa.subject) >= LONE_COVER else ""
+            sa = split(a, names | {lone}, self.people, _CUE_WORDS) if lone else sa
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
-        differing = tuple(
-            k
-            for k in sa.values
-            if k in sb.values
-            and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
-        )
+        differing = _differing(sa, sb)
         old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
             b.old_values & b_names - a_names
         )
@@ -409,6 +464,23 @@ class HeuristicResolver:
             differing=differing,
             old_named=old_named,
         )
+
+    def _lone(self, mine: Parts, other: Parts, theirs: Split) -> str:
+        """The one plain word ``mine`` names that ``other`` does not, or "" (none, or several)."""
+        found = {
+            w
+            for w in mine.words
+            if w[:1].isalpha()
+            and len(w) > 3
+            and w not in FILLER
+            and w not in _CUE_WORDS
+            and not CORRECTION_CUE.search(w)
+            and not CHANGE_CUE.search(w)
+            and value_kind(w, self.people) is None
+            and not any(_similar(w, o) for o in other.words)
+            and not any(_similar(stem(w), t) for t in theirs.subject)
+        }
+        return found.pop() if len(found) == 1 and not _ALSO.search(mine.text) else ""
 
     def judge(self, older: Claim, newer: Claim) -> Judgement:
         p = self._pair(older.text, newer.text)
@@ -487,7 +559,7 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if _one_for_one(p) or _strangers(p) or _two_slots(p):
+        if _one_for_one(p) or _strangers(p) or _two_slots(p) or _two_terms(p) or _only_the_cause(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         if _counted_on(p):
