@@ -140,6 +140,53 @@ FORMS = [
         "Lisbon",
         "sales offsite is in Porto",
     ),
+    # Forms the words alone miss (issue 15, stop 33): each control is the same newer statement
+    # just across the rule's boundary.
+    (
+        "a count the newer derives from the older",
+        "The platform team is 7 people.",
+        "two more engineers joined, so 9 now",
+        "platform team joined",
+        "9 now",
+        "7 people",
+        "two more engineers joined, so 10 now",
+    ),
+    (
+        "an acronym for the words the older spells out",
+        "The quality assurance lead for the packaging line is Hugo.",
+        "QA lead for the packaging line is Sanna",
+        "lead for the packaging line",
+        "Sanna",
+        "Hugo",
+        "QC lead for the packaging line is Sanna",
+    ),
+    (
+        "a new value in lower case",
+        "Our public status page is hosted on Statuspage.",
+        "heads up: our public status page is hosted on instatus now",
+        "public status page",
+        "instatus",
+        "Statuspage",
+        "heads up: our public status page is also hosted on instatus now",
+    ),
+    (
+        "a correction naming another thing beside the one it corrects",
+        "Mrs. Okafor's MRI is booked for 3pm.",
+        "sorry, meant her CT is at 3pm, the MRI slot is 5pm",
+        "MRI booked",
+        "MRI slot is 5pm",
+        "booked for 3pm",
+        "her CT is at 3pm, the MRI slot is 5pm",
+    ),
+    (
+        "a word for the same slot (ends / stops)",
+        "The cafeteria stops serving lunch at 2pm.",
+        "cafeteria lunch ends at 1:30pm",
+        "cafeteria lunch",
+        "1:30pm",
+        "2pm",
+        "cafeteria lunch menu posts at 1:30pm",
+    ),
 ]
 
 
@@ -195,6 +242,20 @@ GUARDS = [
         "Heads up: starting Monday the k8s-prod deploys go through Sentry.",
         "deploys go through",
         "Heads up: starting Monday the audit-trail deploys go through Sentry.",
+    ),
+    (
+        "two glossary terms with one meaning",
+        '"canary" means the first 5% of traffic on a new build.',
+        '"hot path" means the first 5% of traffic on a new build.',
+        "first 5% of traffic on a new build",
+        '"canary" means the first 10% of traffic on a new build from now on.',
+    ),
+    (
+        "a subject named only as the reason another thing changed",
+        "Heads up: starting Thursday the audit-trail deploys go through Grafana.",
+        "Heads up: the Drift release slipped to Monday because of audit-trail.",
+        "audit-trail",
+        "Heads up: the audit-trail deploys slipped to Monday because of the Drift release.",
     ),
     (
         "an action item and another thing's date",
