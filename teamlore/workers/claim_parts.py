@@ -391,7 +391,7 @@ def stem(word: str) -> str:
 # statement says which thing; later ("goes in bay 7") it is the value.
 QUALIFIER_POSITION = 2
 # ... or right before the verb ("Kafka migration step 1 is done").
-_VERBS = frozenset("is are was were has have will covers starts ends opens closes goes runs".split())
+_VERBS = frozenset("is are was were has have will covers starts ends stops opens closes goes runs".split())
 
 
 @dataclass(frozen=True)
@@ -428,6 +428,9 @@ def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words
         elif kind is not None and re.fullmatch(r"q[1-4]|h[12]|fy\d+", word):
             qualifiers.add(word)
             subject.add(word)
+        elif kind is not None and kind[0] == "date" and previous == "for" and following in _VERBS:
+            qualifiers.add(kind[1])  # "the Aurora budget for December is ...": which budget
+            subject.add(kind[1])
         elif kind is not None and kind[0] == "number" and _day_of_month(word, position, parts.words):
             values.setdefault("date", set()).add(word)  # "March 17", "the 17th of march"
         elif kind is not None:
