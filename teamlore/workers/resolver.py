@@ -450,8 +450,12 @@ class HeuristicResolver:
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = _differing(sa, sb)
-        old_named = bool(b.old_values & (a_names | sa.subject | frozenset(a.words))) and not (
-            b.old_values & b_names - a_names
+        # The value the newer says it replaces must be the older's own, not one the older says
+        # it replaced too ("Arjun took over the Pioneer migration from Priya." / "Gita took
+        # over the Atlas migration from Priya.": Priya was no one's current value).
+        replaced = b.old_values - a.old_values
+        old_named = bool(replaced & (a_names | sa.subject | frozenset(a.words))) and not (
+            replaced & b_names - a_names
         )
         return _Pair(
             a,
