@@ -258,6 +258,27 @@ GUARDS = [
         "Heads up: the audit-trail deploys slipped to Monday because of the Drift release.",
     ),
     (
+        "another thing named by its own word before the same noun",
+        "The design sprint starts on Monday.",
+        "the hiring sprint was pushed to Wednesday",
+        "sprint",
+        "the design sprint was pushed to Wednesday",
+    ),
+    (
+        "a hand-over from the person the older one took over from too",
+        "Ben took over the Pioneer migration from Priya.",
+        "Uma took over the Atlas migration from Priya.",
+        "took over the migration",
+        "Uma took over the Pioneer migration from Ben.",
+    ),
+    (
+        "a month that says which budget",
+        "The Aurora budget for December is $6950k.",
+        "The Aurora budget for January is $7239k.",
+        "Aurora budget",
+        "The Aurora budget for December is $7239k.",
+    ),
+    (
         "an action item and another thing's date",
         "priya will send the launch comms plan to sales by January 16.",
         "Update: the launch has slipped from March 3 to March 17.",

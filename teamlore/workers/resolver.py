@@ -11,6 +11,7 @@ positive it prevents. A model judge can replace ``HeuristicResolver`` behind ``R
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -309,6 +310,50 @@ def _only_the_cause(p: _Pair) -> bool:
     )
 
 
+def _other_modifier(p: _Pair) -> bool:
+    """A word both name, each with its own word before it that the other never says: another
+    thing of one sort ("the design sprint" / "the hiring sprint", "the iPad kiosks" / "the
+    android kiosks", "staging deploy window" / "prod deploy window")."""
+    a, b = p.a.words, p.b.words
+    for i, word in enumerate(b):
+        if i == 0 or word in FILLER or not word.isalpha() or word not in a[1:]:
+            continue
+        theirs, mine = a[a.index(word, 1) - 1], b[i - 1]
+        if (
+            _modifier(mine, p)
+            and _modifier(theirs, p)
+            and mine not in p.b.acronyms  # "CAB meets" / "the customer advisory board meets"
+            and theirs not in p.a.acronyms
+            and not any(_short_for(mine, w) for w in a)
+            and not any(_short_for(theirs, w) for w in b)
+        ):
+            return True
+    return False
+
+
+def _short_for(x: str, y: str) -> bool:
+    """The same word, or one a short form of the other ("max" / "maximum", "tourney" /
+    "tournament", "log" / "logs")."""
+    short, long_ = sorted((x, y), key=len)
+    return len(short) >= 3 and len(os.path.commonprefix((short, long_))) >= max(3, len(short) - 2)
+
+
+def _modifier(word: str, p: _Pair) -> bool:
+    """A plain word that can say which thing: not a value (a name, a person, a date), not filler."""
+    values = {v for split in (p.sa, p.sb) for vs in split.values.values() for v in vs}
+    return (
+        len(word) >= 3
+        and word.isalpha()
+        and word not in FILLER
+        and word not in _CUE_WORDS
+        and word not in values
+        and word not in p.a.capitalised | p.b.capitalised
+        and value_kind(word, frozenset()) is None
+        and word not in _NUMBER_WORDS
+        and not word.endswith("ed")  # "are processed within" / "go out within": a verb
+    )
+
+
 def _strangers(p: _Pair) -> bool:
     """The names differ, none shared, and so do the people: a change replaces one value of one
     thing ("Ben took over the Yukon migration from Tariq." / "Priya took over the Atlas migration
@@ -564,6 +609,8 @@ class HeuristicResolver:
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
         if _one_for_one(p) or _strangers(p) or _two_slots(p) or _two_terms(p) or _only_the_cause(p):
+            return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
+        if _other_modifier(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         if _counted_on(p):
