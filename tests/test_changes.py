@@ -179,6 +179,15 @@ FORMS = [
         "her CT is at 3pm, the MRI slot is 5pm",
     ),
     (
+        "a number said last is the value, not which thing",
+        "The main entrance code is 4821.",
+        "entrance code 9930",
+        "entrance code",
+        "9930",
+        "4821",
+        "entrance code 9930 opens the bike room",
+    ),
+    (
         "a word for the same slot (ends / stops)",
         "The cafeteria stops serving lunch at 2pm.",
         "cafeteria lunch ends at 1:30pm",

@@ -421,7 +421,13 @@ def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words
             previous = word
             continue
         following = parts.words[position + 1] if position + 1 < len(parts.words) else ""
-        head = (position <= QUALIFIER_POSITION or following in _VERBS) and not previous.endswith("ed")
+        # Said last ("entrance code 9930", "kafka retention 3d"), a number is the value.
+        last = not following or (position + 2 == len(parts.words) and len(following) <= 2)
+        head = (
+            (position <= QUALIFIER_POSITION or following in _VERBS)
+            and not previous.endswith("ed")
+            and not last
+        )
         if kind is not None and kind[0] in ("number", "identifier") and head and _names_an_item(previous):
             qualifiers.add(kind[1])  # "step 3", "dock 4": which thing, not how much
             subject.add(kind[1])
