@@ -188,6 +188,15 @@ FORMS = [
         "entrance code 9930 opens the bike room",
     ),
     (
+        "the older value said to be gone",
+        "The release builds run on Jenkins.",
+        "release builds run on the new buildkite cluster, jenkins is off",
+        "release builds",
+        "buildkite",
+        "Jenkins",
+        "release builds run on the new buildkite cluster, jenkins is fine",
+    ),
+    (
         "a word for the same slot (ends / stops)",
         "The cafeteria stops serving lunch at 2pm.",
         "cafeteria lunch ends at 1:30pm",

@@ -197,6 +197,9 @@ OLD_VALUE = re.compile(
     r"(?:replaced|renamed|rebranded|retired|dropped)\b"
     r"|\b([\w.@'-]+)\s+(?:is no longer|isn't|não é mais|nao e mais|ist nicht mehr|n'est plus|ya no es)\b"
     r"|\b([\w.@'-]+)\s+(?:is now called|is now|now called)\b"
+    # "(katrin left)", "master is gone", "jenkins is off", "hilton was full": the old one, gone.
+    r"|\b([a-z][\w.@'-]*)\s+(?:left|quit|is gone|'s gone|is off|is archived|was full|is retired|"
+    r"is being renovated|couldn't keep up)\b"
     r"|\bplus\s+([\w.@'-]+)|\bnicht mehr\s+([\w.@'-]+)|\bya no\s+\w+\s+([\w.@'-]+)",
     re.I,
 )
