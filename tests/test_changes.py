@@ -197,6 +197,15 @@ FORMS = [
         "release builds run on the new buildkite cluster, jenkins is fine",
     ),
     (
+        "a value in lower case at the end, the older one word longer",
+        "The default branch of the mobile app repo is develop.",
+        "default branch on the mobile repo is trunk",
+        "default branch mobile repo",
+        "trunk",
+        "develop",
+        "default branch is trunk",
+    ),
+    (
         "a word for the same slot (ends / stops)",
         "The cafeteria stops serving lunch at 2pm.",
         "cafeteria lunch ends at 1:30pm",

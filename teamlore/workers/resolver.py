@@ -123,6 +123,8 @@ _COMPLETED = re.compile(
     r"dropped|no longer needed)\b",
     re.I,
 )
+# Where a statement ends on its value: "is main", "lives on instatus", "in the library", ": omar".
+_TAIL = re.compile(r"(?:\b(?:is|are|on|in|at|via)\s+(?:the\s+|a\s+|an\s+)?|[:=]\s*)([\w'-]+)\W*$", re.I)
 # One more value beside the older, not in its place ("we also support firefox").
 _ALSO = re.compile(r"\b(also|too|as well|another|additionally|besides)\b", re.I)
 # Words of the cue phrases: they say how the statement relates, not what it is about.
@@ -489,6 +491,13 @@ class HeuristicResolver:
         elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
             lone = self._lone(a, b, sb) if _cover(sb.subject, sa.subject) >= LONE_COVER else ""
             sa = split(a, names | {lone}, self.people, _CUE_WORDS) if lone else sa
+        # "the default branch of the mobile repo is develop" / "default branch on the mobile repo
+        # is main": each ends on a plain word the other never says, where a value stands.
+        if not _differing(sa, sb):
+            ta, tb = self._tail(a, b), self._tail(b, a)
+            if ta and tb:
+                sa = split(a, names | {ta, tb}, self.people, _CUE_WORDS)
+                sb = split(b, names | {ta, tb}, self.people, _CUE_WORDS)
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
@@ -513,6 +522,20 @@ class HeuristicResolver:
             differing=differing,
             old_named=old_named,
         )
+
+    def _tail(self, mine: Parts, other: Parts) -> str:
+        """The plain word ``mine`` ends on after "is", "on", "in", ":" or "=", when ``other``
+        never says it, or ""."""
+        m = _TAIL.search(mine.text)
+        word = m.group(1).lower() if m else ""
+        plain = (
+            len(word) >= 3
+            and word.isalpha()
+            and word not in FILLER
+            and word not in _CUE_WORDS
+            and value_kind(word, self.people) is None
+        )
+        return word if plain and not any(_similar(word, o) for o in other.words) else ""
 
     def _lone(self, mine: Parts, other: Parts, theirs: Split) -> str:
         """The one plain word ``mine`` names that ``other`` does not, or "" (none, or several)."""
@@ -618,7 +641,19 @@ class HeuristicResolver:
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
-        if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
+        # ... or, between short statements, the newer names nothing new and the older only one
+        # word more ("the default branch of the mobile app repo is develop" / "default branch on
+        # the mobile repo is main").
+        short = max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
+        # Not where either names an id the other does not ("on-call for sso-bridge" / "on-call
+        # for k8s-prod"): a prefix of one id covers another ("deploy-bot" / "deploy").
+        leaner = (
+            short
+            and p.cover_b >= IMPLICIT_CHANGE_COVER
+            and len(p.own_words[0]) == 1
+            and _ids(p.a.text) == _ids(p.b.text)
+        )
+        if leaner or (p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER):
             if p.swapped or p.added:
                 return Judgement(Resolution.CONTESTED, "a value changed, but each names something else", 0.4)
             if gap < CONTEST_WINDOW:
