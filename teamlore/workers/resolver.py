@@ -92,6 +92,9 @@ CUE_COVER = 0.5
 IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
+# A lone lower-case word stands for the older's name only when this share of the older subject
+# is named again (at 0.5 a synthetic import retires 59 more different things: "Chen owns
+# etl-jobs." by "the etl-jobs deploys go through Envoy", docs/benchmarks.md).
 LONE_COVER = 0.6
 PARSE_CACHE_SIZE = 50_000
 # Pairs compared, kept: a read across channels compares the facts it shows pairwise, and popular
