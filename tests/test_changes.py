@@ -285,6 +285,13 @@ GUARDS = [
         "Heads up: the audit-trail deploys slipped to Monday because of the Drift release.",
     ),
     (
+        "the older's subject named only as its own reason",
+        "Heads up: the Drift release slipped to Monday because of audit-trail.",
+        "Heads up: starting Thursday the audit-trail deploys go through Grafana.",
+        "audit-trail",
+        "Heads up: the Drift release slipped to Thursday because of audit-trail.",
+    ),
+    (
         "another thing named by its own word before the same noun",
         "The design sprint starts on Monday.",
         "the hiring sprint was pushed to Wednesday",

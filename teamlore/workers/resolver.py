@@ -301,18 +301,20 @@ _CAUSE = re.compile(r"\b(?:because of|due to|caused by|thanks to|blocked (?:on|b
 
 
 def _only_the_cause(p: _Pair) -> bool:
-    """All the older subject the newer names is in the newer's reason ("the audit-trail deploys
-    go through Grafana" / "Drift v4.15 release slipped to November 27 because of audit-trail"):
-    another thing changed, and the older's subject is why."""
-    clause = _CAUSE.search(p.b.text)
+    """All the subject the two share is in one's reason ("the audit-trail deploys go through
+    Grafana" / "Drift v4.15 release slipped to November 27 because of audit-trail"): another
+    thing changed, and the other's subject is why."""
+    shared = [w for w in p.sa.subject if any(_similar(w, t) for t in p.sb.subject)]
+    return bool(shared) and (_in_reason(shared, p.b.text) or _in_reason(shared, p.a.text))
+
+
+def _in_reason(shared: list[str], text: str) -> bool:
+    clause = _CAUSE.search(text)
     if clause is None:
         return False
-    shared = [w for w in p.sa.subject if any(_similar(w, t) for t in p.sb.subject)]
     reason = {stem(t) for t in tokens(clause.group(1))} | set(tokens(clause.group(1)))
-    before = {stem(t) for t in tokens(p.b.text[: clause.start()])}
-    return bool(shared) and all(
-        any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared
-    )
+    before = {stem(t) for t in tokens(text[: clause.start()])}
+    return all(any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared)
 
 
 def _other_modifier(p: _Pair) -> bool:
