@@ -12,6 +12,7 @@ terse, so a word capitalised in either statement of a pair names a thing in both
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -271,8 +272,10 @@ def _time(token: str) -> str:
     return f"{hour:02d}:{minute:02d}"
 
 
+@functools.lru_cache(maxsize=65_536)
 def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
-    """(kind, canonical value) of a token, or None when it is a subject word."""
+    """(kind, canonical value) of a token, or None when it is a subject word. Kept per token:
+    each pair re-reads the same words (a statement meets up to 16 candidates)."""
     low = token.lower()
     if _MONEY.fullmatch(low):
         return "money", _money(low)
