@@ -12,6 +12,7 @@ terse, so a word capitalised in either statement of a pair names a thing in both
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -88,6 +89,12 @@ ABBREVIATIONS = {
     "hr": "hour",
     "hrs": "hours",
     "mgr": "manager",
+    # Words for the same slot ("lunch ends 1:30" / "stops serving lunch at 2pm").
+    "begin": "start",
+    "begins": "starts",
+    "began": "started",
+    "ends": "stops",
+    "ended": "stopped",
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
@@ -191,6 +198,9 @@ OLD_VALUE = re.compile(
     r"(?:replaced|renamed|rebranded|retired|dropped)\b"
     r"|\b([\w.@'-]+)\s+(?:is no longer|isn't|não é mais|nao e mais|ist nicht mehr|n'est plus|ya no es)\b"
     r"|\b([\w.@'-]+)\s+(?:is now called|is now|now called)\b"
+    # "(katrin left)", "master is gone", "jenkins is off", "hilton was full": the old one, gone.
+    r"|\b([a-z][\w.@'-]*)\s+(?:left|quit|is gone|'s gone|is off|is archived|was full|is retired|"
+    r"is being renovated|couldn't keep up)\b"
     r"|\bplus\s+([\w.@'-]+)|\bnicht mehr\s+([\w.@'-]+)|\bya no\s+\w+\s+([\w.@'-]+)",
     re.I,
 )
@@ -231,6 +241,7 @@ class Parts:
     question: bool = False
     not_a_claim: str | None = None
     old_values: frozenset[str] = frozenset()
+    acronyms: frozenset[str] = frozenset()  # words written in capitals ("CAB", "PMs"), folded
 
 
 def _fold(text: str) -> str:
@@ -261,8 +272,10 @@ def _time(token: str) -> str:
     return f"{hour:02d}:{minute:02d}"
 
 
+@functools.lru_cache(maxsize=65_536)
 def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
-    """(kind, canonical value) of a token, or None when it is a subject word."""
+    """(kind, canonical value) of a token, or None when it is a subject word. Kept per token:
+    each pair re-reads the same words (a statement meets up to 16 candidates)."""
     low = token.lower()
     if _MONEY.fullmatch(low):
         return "money", _money(low)
@@ -334,6 +347,7 @@ def read(text: str) -> Parts:
         question=question,
         not_a_claim=not_a_claim,
         old_values=old - FILLER,
+        acronyms=frozenset(m.lower() for m in re.findall(r"\b([A-Z]{2,4})s?\b", folded)),
     )
 
 
@@ -383,7 +397,7 @@ def stem(word: str) -> str:
 # statement says which thing; later ("goes in bay 7") it is the value.
 QUALIFIER_POSITION = 2
 # ... or right before the verb ("Kafka migration step 1 is done").
-_VERBS = frozenset("is are was were has have will covers starts ends opens closes goes runs".split())
+_VERBS = frozenset("is are was were has have will covers starts ends stops opens closes goes runs".split())
 
 
 @dataclass(frozen=True)
@@ -413,13 +427,22 @@ def split(parts: Parts, names: frozenset[str], people: frozenset[str], cue_words
             previous = word
             continue
         following = parts.words[position + 1] if position + 1 < len(parts.words) else ""
-        head = (position <= QUALIFIER_POSITION or following in _VERBS) and not previous.endswith("ed")
+        # Said last ("entrance code 9930", "kafka retention 3d"), a number is the value.
+        last = not following or (position + 2 == len(parts.words) and len(following) <= 2)
+        head = (
+            (position <= QUALIFIER_POSITION or following in _VERBS)
+            and not previous.endswith("ed")
+            and not last
+        )
         if kind is not None and kind[0] in ("number", "identifier") and head and _names_an_item(previous):
             qualifiers.add(kind[1])  # "step 3", "dock 4": which thing, not how much
             subject.add(kind[1])
         elif kind is not None and re.fullmatch(r"q[1-4]|h[12]|fy\d+", word):
             qualifiers.add(word)
             subject.add(word)
+        elif kind is not None and kind[0] == "date" and previous == "for" and following in _VERBS:
+            qualifiers.add(kind[1])  # "the Aurora budget for December is ...": which budget
+            subject.add(kind[1])
         elif kind is not None and kind[0] == "number" and _day_of_month(word, position, parts.words):
             values.setdefault("date", set()).add(word)  # "March 17", "the 17th of march"
         elif kind is not None:
@@ -450,3 +473,28 @@ def _names_an_item(previous: str) -> bool:
         and previous not in _MONTHS
         and previous not in STATUS_WORDS
     )
+
+
+def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """An acronym written in capitals stands for the words the other statement spells out ("CAB
+    meets in NYC" / "The customer advisory board meets in the Chicago office")."""
+    if not parts.acronyms:
+        return mine
+    content = [w for w in other.words if w not in FILLER and w[:1].isalpha()]
+    initials = "".join(w[0] for w in content)
+    names = mine.values.get("name", frozenset())
+    for word in mine.subject | names:
+        core = word[:-1] if word.endswith("s") and len(word) > 2 else word
+        at = initials.find(core) if core in parts.acronyms else -1
+        if at < 0 or word in other.words:
+            continue
+        spelled = content[at : at + len(core)]
+        # Spelled out as names there ("Ember Hollow"), names here too.
+        theirs_named = theirs.values.get("name", frozenset())
+        values = dict(mine.values)
+        values["name"] = (names - {word}) | frozenset(w for w in spelled if w in theirs_named)
+        if not values["name"]:
+            del values["name"]
+        subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
+        return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
+    return mine
