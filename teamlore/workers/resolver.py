@@ -314,7 +314,9 @@ def _in_reason(shared: list[str], text: str) -> bool:
         return False
     reason = {stem(t) for t in tokens(clause.group(1))} | set(tokens(clause.group(1)))
     before = {stem(t) for t in tokens(text[: clause.start()])}
-    return all(any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared)
+    return all(
+        any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared
+    )
 
 
 def _other_modifier(p: _Pair) -> bool:
@@ -367,6 +369,34 @@ def _strangers(p: _Pair) -> bool:
     from Uma." are two migrations; "MySQL 8" / "PostgreSQL 15" is one value, name and number)."""
     na, nb = p.sa.values.get("name", frozenset()), p.sb.values.get("name", frozenset())
     return bool(na and nb and not na & nb and "person" in p.differing)
+
+
+def _another_thing(p: _Pair) -> bool:
+    """The guards a change must pass, with or without a cue: two things of one sort."""
+    return (
+        _one_for_one(p)
+        or _strangers(p)
+        or _two_slots(p)
+        or _two_terms(p)
+        or _only_the_cause(p)
+        or _other_modifier(p)
+    )
+
+
+def _one_subject(p: _Pair) -> bool:
+    """With no cue, both name the whole of each other's subject, or, between short statements,
+    the newer names nothing new and the older only one word more ("the default branch of the
+    mobile app repo is develop" / "default branch on the mobile repo is main"), where neither names
+    an id the other does not ("on-call for sso-bridge" / "on-call for k8s-prod": a prefix of one
+    id covers another, "deploy-bot" / "deploy")."""
+    if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
+        return True
+    return (
+        max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
+        and p.cover_b >= IMPLICIT_CHANGE_COVER
+        and len(p.own_words[0]) == 1
+        and _ids(p.a.text) == _ids(p.b.text)
+    )
 
 
 def _similarity(older: Claim, newer: Claim) -> float | None:
@@ -636,29 +666,15 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if _one_for_one(p) or _strangers(p) or _two_slots(p) or _two_terms(p) or _only_the_cause(p):
-            return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
-        if _other_modifier(p):
+        if _another_thing(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
         if _counted_on(p):
-            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer statement adds to it")
+            return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer one adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
-        # ... or, between short statements, the newer names nothing new and the older only one
-        # word more ("the default branch of the mobile app repo is develop" / "default branch on
-        # the mobile repo is main").
-        short = max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
-        # Not where either names an id the other does not ("on-call for sso-bridge" / "on-call
-        # for k8s-prod"): a prefix of one id covers another ("deploy-bot" / "deploy").
-        leaner = (
-            short
-            and p.cover_b >= IMPLICIT_CHANGE_COVER
-            and len(p.own_words[0]) == 1
-            and _ids(p.a.text) == _ids(p.b.text)
-        )
-        if leaner or (p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER):
+        if _one_subject(p):
             if p.swapped or p.added:
                 return Judgement(Resolution.CONTESTED, "a value changed, but each names something else", 0.4)
             if gap < CONTEST_WINDOW:
