@@ -5,6 +5,7 @@ row would: each is checked against a brute-force reference that reads every row 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 from teamlore.domain import ReadView, ResolvedView, Scope
 from teamlore.stores.embedded.conversations import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, Scores
-from teamlore.stores.embedded.facts import fts_query, scope_time_sql
+from teamlore.stores.embedded.facts import scope_time_sql
+from teamlore.text import content_words, words_of
 from teamlore.timeutil import to_micros
 
 from .conftest import WS, event
@@ -136,6 +138,20 @@ def test_messages_rank_per_scope_exactly_as_over_every_slot(store):
                 scores = Scores(keyword, vector, lifted)
                 expected = _reference_rank(index._memory, rows, scope, view, scores, 9)
                 _same(index._memory.rank(scope, view, scores, 9), expected)
+
+
+def fts_query(text: str, channels: Iterable[str]) -> str | None:
+    """The reference's FTS5 query inside the given channels: each meaningful word quoted, any of them
+    may match (bm25 ranks)."""
+    words = content_words(text) or words_of(text)
+    if not words:
+        return None
+    in_channels = " OR ".join(_quote(c) for c in sorted(channels))
+    return f"channel : ({in_channels}) AND ({' OR '.join(_quote(w) for w in dict.fromkeys(words))})"
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "message_versions") -> list:

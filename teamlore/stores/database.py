@@ -93,6 +93,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fact_fts USING fts5(
     tokenize='porter unicode61 remove_diacritics 2'
 );
 
+-- The resolver's lookup by words: current, not retired versions only, each term prefixed with
+-- its channel (``stores.embedded.subjects``), so a lookup reads one channel's current facts.
+CREATE VIRTUAL TABLE IF NOT EXISTS fact_subjects USING fts5(
+    terms, tokenize='unicode61 remove_diacritics 0'
+);
+
 -- Which current facts cite which message: edits and deletes start here.
 CREATE TABLE IF NOT EXISTS fact_evidence (
     workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, fact_id TEXT NOT NULL,
@@ -202,7 +208,7 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 """
 
 
-_KEYWORD_INDEXES = ("fact_fts",)
+_KEYWORD_INDEXES = ("fact_fts", "fact_subjects")
 
 
 class TransactionListener(Protocol):
