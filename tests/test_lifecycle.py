@@ -91,7 +91,9 @@ def test_a_deleted_change_never_brings_back_a_fact_whose_own_message_was_deleted
     clock.advance(days=1)
     put(lore, event(kind="message.deleted", message_id=first.message_id, ts="2026-02-11T10:00:00Z"))
     clock.advance(days=1)
-    deleted = put(lore, event(kind="message.deleted", message_id=change.message_id, ts="2026-02-12T10:00:00Z"))
+    deleted = put(
+        lore, event(kind="message.deleted", message_id=change.message_id, ts="2026-02-12T10:00:00Z")
+    )
     # Its message is gone: nothing brings the older value back.
     assert deleted[0].revived == []
     assert lore.stores.facts.current_version(original.fact_id).status is FactStatus.RETRACTED

@@ -157,8 +157,8 @@ def _quote(term: str) -> str:
 def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "message_versions") -> list:
     """(row id, score) of every keyword match in the scope and the view, best first, as SQLite's
     FTS5 ranks them over every row (``bm25()`` with the index's column weights): the reference
-    the in-memory postings must equal. Facts: the store's own ``fact_fts``; messages: an FTS5
-    table built here from every version's text (the store keeps none since schema 3)."""
+    the in-memory postings must equal: an FTS5 table built here from every version's text (the
+    store keeps none for messages since schema 3, for facts since schema 4)."""
     if table == "message_versions":
         fts, weights = "reference_fts", "1.0, 1.0, 0.0"
         conn.executescript(
@@ -168,7 +168,14 @@ def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "me
             " SELECT vid, text, author_name, channel FROM message_versions WHERE text != '';"
         )
     else:
-        fts, weights = "fact_fts", "1.0, 0.5, 0.0"
+        fts, weights = "reference_fts", "1.0, 0.5, 0.0"
+        conn.executescript(
+            "DROP TABLE IF EXISTS temp.reference_fts; CREATE VIRTUAL TABLE temp.reference_fts USING"
+            " fts5(statement, entities, channel, tokenize='porter unicode61 remove_diacritics 2');"
+            " INSERT INTO temp.reference_fts (rowid, statement, entities, channel)"
+            " SELECT vid, statement, (SELECT group_concat(value, ' ') FROM json_each(entities)), channel"
+            " FROM fact_versions;"
+        )
     where, params = scope_time_sql(scope, view)
     return [
         (r[0], float(r[1]))

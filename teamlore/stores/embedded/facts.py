@@ -50,7 +50,7 @@ def scope_time_sql(
 
 class FactIndex(VectorIndex):
     """The fact versions' vectors, and their words for keyword ranking: the statement, the
-    entities at half weight, the channel (length only), as the FTS table ``fact_fts`` holds them."""
+    entities at half weight, the channel (length only), ranked as FTS5's bm25 would rank them."""
 
     def __init__(self) -> None:
         super().__init__(keywords=(1.0, 0.5, 0.0))
@@ -338,16 +338,9 @@ class EmbeddedFactBackend:
         vectors = 0
         for fact_id in fact_ids:
             rows = conn.execute(
-                "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions"
-                " WHERE fact_id = ?",
-                (fact_id,),
+                "SELECT vid, embedding_key FROM fact_versions WHERE fact_id = ?", (fact_id,)
             ).fetchall()
-            for vid, statement, entities, key, channel in rows:
-                conn.execute(
-                    "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
-                    " VALUES ('delete', ?, ?, ?, ?)",
-                    (vid, statement, " ".join(json.loads(entities)), channel),
-                )
+            for vid, key in rows:
                 subjects.drop(conn, vid)
                 shared = conn.execute(
                     "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
@@ -425,10 +418,6 @@ class EmbeddedFactBackend:
                     self._db.next_seq(),
                 ),
             ).lastrowid
-            conn.execute(
-                "INSERT INTO fact_fts (rowid, statement, entities, channel) VALUES (?, ?, ?, ?)",
-                (vid, new.statement, " ".join(new.entities), new.channel),
-            )
             if new.status.value in subjects.OPEN and vid is not None:
                 subjects.add(conn, vid, new.workspace, new.channel, new.statement, new.entities)
             conn.executemany(
