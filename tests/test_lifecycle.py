@@ -83,6 +83,24 @@ def test_the_same_thing_with_a_new_value_is_retired_later(older, newer):
     assert verdict.resolution is Resolution.SUPERSEDES, verdict.reason
 
 
+def test_a_deleted_change_never_brings_back_a_fact_whose_own_message_was_deleted_first(lore, clock):
+    first = event("The Atlas launch is on March 3.", ts="2026-01-10T10:00:00Z")
+    original = only_fact(lore, put(lore, first)[0])
+    change = event("The Atlas launch moved to March 17.", ts="2026-02-10T10:00:00Z")
+    assert put(lore, change)[0].superseded == [original.fact_id]
+    clock.advance(days=1)
+    put(lore, event(kind="message.deleted", message_id=first.message_id, ts="2026-02-11T10:00:00Z"))
+    clock.advance(days=1)
+    deleted = put(
+        lore, event(kind="message.deleted", message_id=change.message_id, ts="2026-02-12T10:00:00Z")
+    )
+    # Its message is gone: nothing brings the older value back.
+    assert deleted[0].revived == []
+    assert lore.stores.facts.current_version(original.fact_id).status is FactStatus.RETRACTED
+    assert _texts(lore.reader.search("Atlas launch", SCOPE)) == []
+    # Control (the next test): the change's message deleted alone brings the original back.
+
+
 def test_a_deleted_correction_brings_the_original_back(lore, clock):
     original = only_fact(
         lore, put(lore, event("The Atlas launch is on March 3.", ts="2026-01-10T10:00:00Z"))[0]

@@ -272,7 +272,7 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
     )
     db.close()
     reopened = Database(path)
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
     memory = Conversations()
     memory.refresh(reopened.conn)
     found = memory.keyword("statuspage", Scope("T1", ["C1"]), ReadView().resolved(), 5)
@@ -287,7 +287,8 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
 
 def test_a_store_of_schema_2_loses_its_message_keyword_table_with_every_word_in_it(tmp_path):
     """Messages are ranked by keyword in memory since schema 3: the FTS5 table of schema 2 goes
-    (it held the words of messages deleted since, until merged); the fact table stays."""
+    (it held the words of messages deleted since, until merged); so does the table of every fact
+    version since schema 4 (the resolver reads ``fact_subjects``)."""
     path = tmp_path / "old.sqlite3"
     db = Database(path)
     db.conn.executescript(
@@ -298,8 +299,8 @@ def test_a_store_of_schema_2_loses_its_message_keyword_table_with_every_word_in_
     db.close()
     reopened = Database(path)
     tables = {r[0] for r in reopened.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "message_fts" not in tables and "fact_fts" in tables
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    assert "message_fts" not in tables and "fact_fts" not in tables and "fact_subjects" in tables
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
     reopened.close()
 
 

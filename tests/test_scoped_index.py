@@ -5,6 +5,7 @@ row would: each is checked against a brute-force reference that reads every row 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 from teamlore.domain import ReadView, ResolvedView, Scope
 from teamlore.stores.embedded.conversations import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, Scores
-from teamlore.stores.embedded.facts import fts_query, scope_time_sql
+from teamlore.stores.embedded.facts import scope_time_sql
+from teamlore.text import content_words, words_of
 from teamlore.timeutil import to_micros
 
 from .conftest import WS, event
@@ -138,11 +140,25 @@ def test_messages_rank_per_scope_exactly_as_over_every_slot(store):
                 _same(index._memory.rank(scope, view, scores, 9), expected)
 
 
+def fts_query(text: str, channels: Iterable[str]) -> str | None:
+    """The reference's FTS5 query inside the given channels: each meaningful word quoted, any of them
+    may match (bm25 ranks)."""
+    words = content_words(text) or words_of(text)
+    if not words:
+        return None
+    in_channels = " OR ".join(_quote(c) for c in sorted(channels))
+    return f"channel : ({in_channels}) AND ({' OR '.join(_quote(w) for w in dict.fromkeys(words))})"
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
 def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "message_versions") -> list:
     """(row id, score) of every keyword match in the scope and the view, best first, as SQLite's
     FTS5 ranks them over every row (``bm25()`` with the index's column weights): the reference
-    the in-memory postings must equal. Facts: the store's own ``fact_fts``; messages: an FTS5
-    table built here from every version's text (the store keeps none since schema 3)."""
+    the in-memory postings must equal: an FTS5 table built here from every version's text (the
+    store keeps none for messages since schema 3, for facts since schema 4)."""
     if table == "message_versions":
         fts, weights = "reference_fts", "1.0, 1.0, 0.0"
         conn.executescript(
@@ -152,7 +168,14 @@ def _keyword(conn, text: str, scope: Scope, view: ResolvedView, table: str = "me
             " SELECT vid, text, author_name, channel FROM message_versions WHERE text != '';"
         )
     else:
-        fts, weights = "fact_fts", "1.0, 0.5, 0.0"
+        fts, weights = "reference_fts", "1.0, 0.5, 0.0"
+        conn.executescript(
+            "DROP TABLE IF EXISTS temp.reference_fts; CREATE VIRTUAL TABLE temp.reference_fts USING"
+            " fts5(statement, entities, channel, tokenize='porter unicode61 remove_diacritics 2');"
+            " INSERT INTO temp.reference_fts (rowid, statement, entities, channel)"
+            " SELECT vid, statement, (SELECT group_concat(value, ' ') FROM json_each(entities)), channel"
+            " FROM fact_versions;"
+        )
     where, params = scope_time_sql(scope, view)
     return [
         (r[0], float(r[1]))

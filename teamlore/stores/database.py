@@ -13,7 +13,7 @@ from typing import Protocol
 from teamlore.errors import BackendUnavailable
 from teamlore.timeutil import SENTINEL_MICROS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Times are INTEGER microseconds since the epoch (UTC); open bounds hold SENTINEL_MICROS.
 SCHEMA = f"""
@@ -87,10 +87,10 @@ CREATE INDEX IF NOT EXISTS fact_versions_seq ON fact_versions (seq);
 CREATE INDEX IF NOT EXISTS fact_versions_current_recent
     ON fact_versions (workspace, channel, vid) WHERE recorded_to = {SENTINEL_MICROS};
 
--- The channel is indexed too, so a scoped keyword query intersects with its channels first.
-CREATE VIRTUAL TABLE IF NOT EXISTS fact_fts USING fts5(
-    statement, entities, channel, content='fact_versions', content_rowid='vid',
-    tokenize='porter unicode61 remove_diacritics 2'
+-- The resolver's lookup by words: current, not retired versions only, each term prefixed with
+-- its channel (``stores.embedded.subjects``), so a lookup reads one channel's current facts.
+CREATE VIRTUAL TABLE IF NOT EXISTS fact_subjects USING fts5(
+    terms, tokenize='unicode61 remove_diacritics 0'
 );
 
 -- Which current facts cite which message: edits and deletes start here.
@@ -202,7 +202,7 @@ CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log
 """
 
 
-_KEYWORD_INDEXES = ("fact_fts",)
+_KEYWORD_INDEXES = ("fact_subjects",)
 
 
 class TransactionListener(Protocol):
@@ -245,6 +245,13 @@ def _drop_message_fts(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS message_fts")
 
 
+def _drop_fact_fts(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: facts are ranked by keyword in memory too, and the resolver looks up the
+    current ones in ``fact_subjects`` (filled when the fact store opens); the FTS5 table of every
+    fact version goes."""
+    conn.execute("DROP TABLE IF EXISTS fact_fts")
+
+
 class Database:
     """One SQLite file in WAL mode. One connection per thread; writes in explicit transactions."""
 
@@ -259,10 +266,11 @@ class Database:
             found = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if found is None:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(found[0]) in (1, 2):
+            elif int(found[0]) in (1, 2, 3):
                 if int(found[0]) == 1:
                     _index_stored_messages(conn)
                 _drop_message_fts(conn)
+                _drop_fact_fts(conn)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             elif int(found[0]) != SCHEMA_VERSION:
                 raise BackendUnavailable(

@@ -243,6 +243,10 @@ class Parts:
     old_values: frozenset[str] = frozenset()
     acronyms: frozenset[str] = frozenset()  # words written in capitals ("CAB", "PMs"), folded
 
+    @functools.cached_property
+    def word_set(self) -> frozenset[str]:
+        return frozenset(self.words)
+
 
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")

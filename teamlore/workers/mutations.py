@@ -143,7 +143,9 @@ def drop_evidence(facts: FactBackend, current: Fact, message_id: str, now: datet
         return facts.write_version(
             new, current, audit_event("evidence_removed", new, now, reason, message_id=message_id)
         )
-    new = next_version(current, now, status=FactStatus.RETRACTED)
+    # Retracted for want of a basis, not by what replaced it: retracting that one later must not
+    # bring this one back (its message is gone).
+    new = next_version(current, now, status=FactStatus.RETRACTED, superseded_by=None)
     return facts.write_version(
         new, current, audit_event("retracted", new, now, reason, message_id=message_id)
     )

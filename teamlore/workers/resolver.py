@@ -467,7 +467,18 @@ def _similar(x: str, y: str) -> bool:
 def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
     if not mine:
         return 0.0
-    return sum(1 for w in mine if any(_similar(w, t) for t in theirs)) / len(mine)
+    # Two words are alike only if equal or sharing their first four letters (``_similar``): most
+    # pairs are settled by a set look-up (import profile: 2.6 million ``_similar`` calls for
+    # 10,000 messages).
+    heads = {t[:4] for t in theirs if len(t) >= 4}
+    return (
+        sum(
+            1
+            for w in mine
+            if w in theirs or (w[:4] in heads and len(w) >= 4 and any(_similar(w, t) for t in theirs))
+        )
+        / len(mine)
+    )
 
 
 class HeuristicResolver:
@@ -480,6 +491,7 @@ class HeuristicResolver:
         self.people = frozenset(p.lower() for p in people)
         self._read: dict[str, Parts] = {}
         self._pairs: dict[tuple[str, str, frozenset[str]], _Pair] = {}
+        self._splits: dict[tuple[str, frozenset[str]], Split] = {}
         self.learned = learned
 
     def _parts(self, text: str) -> Parts:
@@ -489,6 +501,17 @@ class HeuristicResolver:
             if len(self._read) > PARSE_CACHE_SIZE:
                 self._read.clear()
             found = self._read[text] = read(text)
+        return found
+
+    def _split(self, parts: Parts, names: frozenset[str]) -> Split:
+        # A statement is split once for each set of its own words read as names: the names of
+        # the other statement it does not say change nothing (each meets up to 16 candidates).
+        key = (parts.text, names & parts.word_set)
+        found = self._splits.get(key)
+        if found is None:
+            if len(self._splits) > PARSE_CACHE_SIZE:
+                self._splits.clear()
+            found = self._splits[key] = split(parts, key[1], self.people, _CUE_WORDS)
         return found
 
     def _pair(self, older: str, newer: str) -> _Pair:
@@ -504,14 +527,14 @@ class HeuristicResolver:
     def _read_pair(self, older: str, newer: str) -> _Pair:
         a, b = self._parts(older), self._parts(newer)
         names = a.capitalised | b.capitalised
-        sa = split(a, names, self.people, _CUE_WORDS)
-        sb = split(b, names, self.people, _CUE_WORDS)
+        sa = self._split(a, names)
+        sb = self._split(b, names)
         # "Omar is the owner ..." / "Dana owns ...": a capitalised first word stands where the
         # other statement has a name, so it is one too.
         if "name" in sa.values and "name" not in sb.values and b.initial:
-            sb = split(b, names | {b.initial}, self.people, _CUE_WORDS)
+            sb = self._split(b, names | {b.initial})
         elif "name" in sb.values and "name" not in sa.values and a.initial:
-            sa = split(a, names | {a.initial}, self.people, _CUE_WORDS)
+            sa = self._split(a, names | {a.initial})
         # "Our product analytics tool is Mixpanel." / "we use amplitude for product analytics": the
         # one word the newer adds, where the older's name is gone and no other value differs, is
         # a value written in lower case.
@@ -522,17 +545,17 @@ class HeuristicResolver:
             pass
         elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
             lone = self._lone(b, a, sa) if _cover(sa.subject, sb.subject) >= LONE_COVER else ""
-            sb = split(b, names | {lone}, self.people, _CUE_WORDS) if lone else sb
+            sb = self._split(b, names | {lone}) if lone else sb
         elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
             lone = self._lone(a, b, sb) if _cover(sb.subject, sa.subject) >= LONE_COVER else ""
-            sa = split(a, names | {lone}, self.people, _CUE_WORDS) if lone else sa
+            sa = self._split(a, names | {lone}) if lone else sa
         # "the default branch of the mobile repo is develop" / "default branch on the mobile repo
         # is main": each ends on a plain word the other never says, where a value stands.
         if not _differing(sa, sb):
             ta, tb = self._tail(a, b), self._tail(b, a)
             if ta and tb:
-                sa = split(a, names | {ta, tb}, self.people, _CUE_WORDS)
-                sb = split(b, names | {ta, tb}, self.people, _CUE_WORDS)
+                sa = self._split(a, names | {ta, tb})
+                sb = self._split(b, names | {ta, tb})
         a_names = frozenset(v for vs in sa.values.values() for v in vs)
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,9 +14,9 @@ import numpy as np
 from teamlore.domain import Fact, FactStatus, FactType, ResolvedView, Scope
 from teamlore.errors import BackendUnavailable
 from teamlore.stores.database import Database
+from teamlore.stores.embedded import subjects
 from teamlore.stores.embedded.vector_index import VectorIndex
 from teamlore.stores.protocols import RRF_K, AuditEvent, AuditLog, ConcurrentChange, RawHit, Related
-from teamlore.text import content_words, words_of
 from teamlore.timeutil import SENTINEL_MICROS, from_micros, to_micros
 
 _COLUMNS = (
@@ -25,20 +25,6 @@ _COLUMNS = (
     " recorded_from, recorded_to, supersedes, superseded_by, origin, due_at"
 )
 _V_COLUMNS = ", ".join(f"v.{c.strip()}" for c in _COLUMNS.split(","))
-
-
-def fts_query(text: str, channels: Iterable[str]) -> str | None:
-    """A safe FTS5 query inside the given channels: each meaningful word quoted, any of them
-    may match (bm25 ranks)."""
-    words = content_words(text) or words_of(text)
-    if not words:
-        return None
-    in_channels = " OR ".join(_quote(c) for c in sorted(channels))
-    return f"channel : ({in_channels}) AND ({' OR '.join(_quote(w) for w in dict.fromkeys(words))})"
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def scope_time_sql(
@@ -64,7 +50,7 @@ def scope_time_sql(
 
 class FactIndex(VectorIndex):
     """The fact versions' vectors, and their words for keyword ranking: the statement, the
-    entities at half weight, the channel (length only), as the FTS table ``fact_fts`` holds them."""
+    entities at half weight, the channel (length only), ranked as FTS5's bm25 would rank them."""
 
     def __init__(self) -> None:
         super().__init__(keywords=(1.0, 0.5, 0.0))
@@ -127,6 +113,8 @@ class EmbeddedFactBackend:
         self._audit = audit
         self._index = FactIndex()
         self._beside: ThreadPoolExecutor | None = None  # the semantic half of a hybrid search
+        with db.transaction() as conn:
+            subjects.build_once(conn)
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
 
@@ -272,16 +260,18 @@ class EmbeddedFactBackend:
 
     def current_related(self, workspace: str, channel: str, text: str, limit: int) -> list[Related]:
         """Current, not retired facts of one channel sharing words or entities with ``text``;
-        light rows (the resolver needs only these), best keyword match first."""
-        match = fts_query(text, [channel])
+        light rows (the resolver needs only these), best keyword match first. Only that
+        channel's current facts are read (``subjects``): the cost does not grow with history or
+        with other channels."""
+        match = subjects.match(workspace, channel, text)
         if match is None:
             return []
         rows = self._query(
-            "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin FROM fact_fts"
-            " JOIN fact_versions v ON v.vid = fact_fts.rowid"
-            " WHERE fact_fts MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
+            "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin FROM fact_subjects s"
+            " JOIN fact_versions v ON v.vid = s.rowid"
+            " WHERE fact_subjects MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
             " AND v.status IN ('active', 'contested')"
-            " ORDER BY bm25(fact_fts) LIMIT ?",
+            " ORDER BY bm25(fact_subjects), v.vid LIMIT ?",
             [match, workspace, channel, SENTINEL_MICROS, limit],
         )
         return [Related(r[0], r[1], from_micros(r[2]), r[3], r[4]) for r in rows]
@@ -348,16 +338,10 @@ class EmbeddedFactBackend:
         vectors = 0
         for fact_id in fact_ids:
             rows = conn.execute(
-                "SELECT vid, statement, entities, embedding_key, channel FROM fact_versions"
-                " WHERE fact_id = ?",
-                (fact_id,),
+                "SELECT vid, embedding_key FROM fact_versions WHERE fact_id = ?", (fact_id,)
             ).fetchall()
-            for vid, statement, entities, key, channel in rows:
-                conn.execute(
-                    "INSERT INTO fact_fts (fact_fts, rowid, statement, entities, channel)"
-                    " VALUES ('delete', ?, ?, ?, ?)",
-                    (vid, statement, " ".join(json.loads(entities)), channel),
-                )
+            for vid, key in rows:
+                subjects.drop(conn, vid)
                 shared = conn.execute(
                     "SELECT 1 FROM fact_versions WHERE embedding_key = ? AND fact_id NOT IN"
                     f" ({','.join('?' * len(fact_ids))}) LIMIT 1",
@@ -390,13 +374,14 @@ class EmbeddedFactBackend:
             if replaces is not None:
                 closed = conn.execute(
                     "UPDATE fact_versions SET recorded_to = ?, seq = ?"
-                    " WHERE fact_id = ? AND version = ? AND recorded_to = ?",
+                    " WHERE fact_id = ? AND version = ? AND recorded_to = ? RETURNING vid",
                     (now, self._db.next_seq(), replaces.fact_id, replaces.version, SENTINEL_MICROS),
-                ).rowcount
-                if closed != 1:
+                ).fetchall()
+                if len(closed) != 1:
                     raise ConcurrentChange(
                         f"fact {replaces.fact_id} v{replaces.version} is no longer current"
                     )
+                subjects.drop(conn, closed[0][0])
                 if embedding_key is None:
                     embedding_key = self.embedding_key(replaces.fact_id)
                 conn.execute("DELETE FROM fact_evidence WHERE fact_id = ?", (replaces.fact_id,))
@@ -433,10 +418,8 @@ class EmbeddedFactBackend:
                     self._db.next_seq(),
                 ),
             ).lastrowid
-            conn.execute(
-                "INSERT INTO fact_fts (rowid, statement, entities, channel) VALUES (?, ?, ?, ?)",
-                (vid, new.statement, " ".join(new.entities), new.channel),
-            )
+            if new.status.value in subjects.OPEN and vid is not None:
+                subjects.add(conn, vid, new.workspace, new.channel, new.statement, new.entities)
             conn.executemany(
                 "INSERT OR IGNORE INTO fact_evidence VALUES (?, ?, ?, ?)",
                 [(new.workspace, new.channel, mid, new.fact_id) for mid in new.evidence],

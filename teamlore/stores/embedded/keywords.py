@@ -11,7 +11,7 @@ index's channels), and a query reads the lists of its scope's groups only.
 
 Tokens: words (letters and digits), lower-cased, Latin letters without their diacritics,
 Porter-stemmed from 3 letters on (PyStemmer), as FTS5's ``porter unicode61 remove_diacritics 2``
-does them (``fact_fts``, which the resolver still reads, keeps that tokenizer). Queries keep
+does them (the resolver's lookup, ``subjects``, writes the same terms). Queries keep
 only the words that carry meaning (``teamlore.text.content_words``), or every word when none
 does.
 """
