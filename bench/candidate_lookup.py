@@ -63,7 +63,9 @@ def _time(lore: Teamlore, lookups: int) -> tuple[int, int, float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 80_000])
     parser.add_argument("--keep", type=Path, default=None, help="keep (or reuse) the stores here")
     parser.add_argument("--lookups", type=int, default=300)

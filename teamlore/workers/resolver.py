@@ -1,6 +1,7 @@
 """Resolution: does a new statement repeat, replace, correct, contradict or leave alone an older one?
 
-Every rule that can retire a fact lives here. The heuristic reads each statement as a *subject*
+Every rule that can retire a fact lives here, and every guard that keeps two things apart in
+``pairs`` (with how a pair is read side by side). The heuristic reads each statement as a *subject*
 (what it is about, values masked) and *values* by kind (``claim_parts``). A change needs the same
 subject and a value of the same kind that differs, or the older value named as the one replaced
 ("not jira anymore"); without a cue it also needs time between the two (closer: contested). A
@@ -11,7 +12,6 @@ positive it prevents. A model judge can replace ``HeuristicResolver`` behind ``R
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +33,20 @@ from teamlore.workers.claim_parts import (
     stem,
     tokens,
     value_kind,
+)
+from teamlore.workers.pairs import (
+    CUE_WORDS,
+    MEANING_MAX_SUBJECT,
+    Pair,
+    another_thing,
+    counted_on,
+    cover,
+    kinds_differing,
+    one_subject,
+    similar,
+    substitutes,
+    two_slots,
+    two_terms,
 )
 from teamlore.workers.retirement import RetirementJudge, features
 
@@ -83,13 +97,10 @@ CONTEST_WINDOW = timedelta(hours=1)
 # How much of each statement's subject the other must name: to be about the same thing at all
 # (a repeat, a lean newer statement, what the model judge may see), with a change cue (the newer
 # may leave words out: "launch pushed to the 24th"), to be a repeat, with a correction, a negation
-# or a named old value (said right after, leaning on what it corrects).
+# or a named old value (said right after, leaning on what it corrects). With no cue at all:
+# ``pairs.IMPLICIT_CHANGE_COVER``.
 IMPLICIT_COVER = 0.6
 CUE_COVER = 0.5
-# A change with no cue at all needs the whole subject on both sides: chat restates many-valued
-# things in near words ("I went to the pottery class" / "... the support group"), and a change
-# read into them hides what was said (LoCoMo, docs/benchmarks.md).
-IMPLICIT_CHANGE_COVER = 1.0
 DUPLICATE_COVER = 0.75
 CORRECTION_COVER = 0.5
 # A lone lower-case word stands for the older's name only when this share of the older subject
@@ -112,11 +123,6 @@ CORRECTION_WINDOW = timedelta(days=2)
 MEANING_CUE_SIMILARITY = 0.86
 MEANING_CUE_COVER = 0.25
 MEANING_IMPLICIT_SIMILARITY = 0.90
-# A single-valued slot is said in few words ("the release date is May 5"); two long chat sentences
-# close in meaning share a topic, not a slot ("Laura wrote us a letter expressing her gratitude" /
-# "Cindy wrote it"). Beyond this many subject words on either side, words alone decide (chosen on
-# train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
-MEANING_MAX_SUBJECT = 6
 
 # "The migration runbook is done" closes "omar will write the migration runbook by Friday" when
 # at least this share of the action's subject is named; a bare "done!" closes nothing.
@@ -130,96 +136,9 @@ _COMPLETED = re.compile(
 _TAIL = re.compile(r"(?:\b(?:is|are|on|in|at|via)\s+(?:the\s+|a\s+|an\s+)?|[:=]\s*)([\w'-]+)\W*$", re.I)
 # One more value beside the older, not in its place ("we also support firefox").
 _ALSO = re.compile(r"\b(also|too|as well|another|additionally|besides)\b", re.I)
-# Words of the cue phrases: they say how the statement relates, not what it is about.
-_CUE_WORDS = frozenset(
-    "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
-    "switches migrated migrating replaced replacing longer instead changed changes changing raised "
-    "lowered increased reduced decreased bumped took taking takes over handed hands effective updated "
-    "back forward brought starting renamed rebranded called anymore more new newly upgraded downgraded "
-    "expanded shrunk grew dropped went goes reassigned transferred since nowadays "
-    "correction correcting meant sorry mistake bad stand corrected typo wrong misread actually oops "
-    "think believe guess heard maybe might probably perhaps possibly iirc afaik apparently pretty "
-    "someone somebody said says told rumour rumor confirm confirms not no".split()
-)
 
 
-@dataclass(frozen=True, slots=True)
-class _Pair:
-    a: Parts
-    b: Parts
-    sa: Split
-    sb: Split
-    cover_a: float  # share of the older subject the newer names
-    cover_b: float  # share of the newer subject the older names
-    differing: tuple[str, ...]  # value kinds both state, with different values
-    old_named: bool  # the newer names the older's value as the one it replaces
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.differing) or self.old_named
-
-    @property
-    def kept_values(self) -> frozenset[str]:
-        """Values both state (what a negation in the newer one says has stopped)."""
-        return frozenset(
-            v for k, vs in self.sa.values.items() for v in vs & self.sb.values.get(k, frozenset())
-        )
-
-    @property
-    def substituted(self) -> bool:
-        """Each names something the other does not, of the same sort: two things, not one
-        ("Q3 budget" / "Q4 budget", "dock 4" / "dock 5", "Tilburg warehouse" / "Venlo warehouse")."""
-        qa, qb = self.sa.qualifiers, self.sb.qualifiers
-        if qa and qb and qa != qb:
-            return True
-        na, nb = self.sa.values.get("name", frozenset()), self.sb.values.get("name", frozenset())
-        other_kinds = [k for k in self.differing if k != "name"]
-        # A cue says it is one thing changing; a correction names the thing it corrects too ("meant
-        # her CT is at 3pm, the MRI slot is 5pm").
-        return bool(na and nb and na != nb and other_kinds and not (self.b.change or self.b.correction))
-
-    @property
-    def added(self) -> bool:
-        """The newer names something the older does not ("the *mobile* platform team")."""
-        a_words = frozenset(self.a.words)
-        return any(
-            w not in a_words and not any(_similar(w, t) for t in self.sa.subject) for w in self.sb.subject
-        )
-
-    @property
-    def own_words(self) -> tuple[list[str], list[str]]:
-        """The subject words each names that the other's subject does not."""
-        only_a = [w for w in self.sa.subject if not any(_similar(w, t) for t in self.sb.subject)]
-        only_b = [w for w in self.sb.subject if not any(_similar(w, t) for t in self.sa.subject)]
-        return only_a, only_b
-
-    @property
-    def swapped(self) -> bool:
-        """Without a cue, each side naming a thing the other does not is two things ("free
-        accounts" / "paid accounts", "nights" / "days", "the Atlas freeze" / "orion's freeze"),
-        and so are two numbers that both differ ("-80 freezer in room 214" / "-20 ... 118")."""
-        b_words = frozenset(self.b.words)
-        a_words = frozenset(self.a.words)
-        only_a, only_b = self.own_words
-        only_a += [n for n in self.sa.values.get("name", ()) if n not in b_words]
-        only_b = [w for w in only_b if w not in a_words]
-        numbers_a = self.sa.values.get("number", frozenset())
-        numbers_b = self.sb.values.get("number", frozenset())
-        two_numbers = len(numbers_a) >= 2 and len(numbers_b) >= 2 and not numbers_a & numbers_b
-        return bool(only_a and only_b) or two_numbers
-
-
-def _differing(sa: Split, sb: Split) -> tuple[str, ...]:
-    """Kinds both state with another value; a name added beside the same one is more detail,
-    not a change."""
-    return tuple(
-        k
-        for k in sa.values
-        if k in sb.values and (sa.values[k] - sb.values[k] or (k != "name" and sb.values[k] - sa.values[k]))
-    )
-
-
-def _may_learn(p: _Pair, similarity: float) -> bool:
+def _may_learn(p: Pair, similarity: float) -> bool:
     """Where the learned judge may retire what the rules left: a calibrated meaning vector (the
     caller), no hard guard (not a claim, a question, a hedge never retire anything), and the two
     plainly about one subject that could have changed. Each condition is a false retirement the
@@ -230,173 +149,15 @@ def _may_learn(p: _Pair, similarity: float) -> bool:
         return False
     # A cue about another thing sharing a word or a kind of value ("the vendor audit slipped to
     # april 14" / "priya will send the vendor shortlist by March 2").
-    if _cover(p.sa.subject, p.sb.subject) == 0 and p.cover_b < CUE_COVER:
+    if cover(p.sa.subject, p.sb.subject) == 0 and p.cover_b < CUE_COVER:
         return False
     # Long statements close in meaning share a topic, not a slot (as ``_changed_by_meaning``).
-    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT or _two_slots(p) or _two_terms(p):
+    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT or two_slots(p) or two_terms(p):
         return False
     # Nothing the newer could have replaced: no value of a kind differs, none is named as the old
     # one, and it names nothing in place of something the older names ("Nordic kickoff moved to
     # Wednesday." / "Nordic kickoff catering is handled by the Nordic kickoff committee.").
-    return p.changed or _substitutes(p)
-
-
-def _substitutes(p: _Pair) -> bool:
-    """Each names a subject word the other does not: perhaps a value the reader did not see as
-    one ("hosted on Statuspage" / "lives on instatus")."""
-    only_a, only_b = p.own_words
-    return bool(only_a and only_b)
-
-
-def _one_for_one(p: _Pair) -> bool:
-    """Each subject names one word the other does not, in place of it, and they share the rest:
-    another thing of the same sort ("the security sync" / "the support sync", "owns
-    kafka-cluster" / "owns feature-flags"), not the same one changing. Short words ("PT" for
-    "parent-teacher", "go out" for "processed") and the cue's own words ("target revised") are
-    rewordings, not things."""
-    only_a, only_b = p.own_words
-    if len(only_a) != 1 or len(only_b) != 1 or min(len(p.sa.subject), len(p.sb.subject)) < 2:
-        return False
-    (mine,), (theirs,) = only_a, only_b
-    cue = " ".join(m.group(0) for m in CHANGE_CUE.finditer(p.b.text)).lower()
-    return min(len(mine), len(theirs)) >= 4 and theirs not in p.a.words and theirs not in cue
-
-
-# A system's or a service's own id: words joined by hyphens, from a letter on ("kafka-cluster",
-# "k8s-prod", "audit-trail"), not a date or a negative number.
-_HYPHENATED_ID = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])", re.IGNORECASE)
-
-
-def _ids(text: str) -> frozenset[str]:
-    return frozenset(m.group(0).lower() for m in _HYPHENATED_ID.finditer(text))
-
-
-def _two_slots(p: _Pair) -> bool:
-    """Each names its own id, none shared, and another value differs besides: two things, each
-    with its value ("the audit-trail deploys go through Grafana" / "the k8s-prod deploys go
-    through Sentry"; "Felix owns kafka-cluster" / "Ximena owns feature-flags"). Where the ids
-    are all that differ, one may be the new value ("the on-call tool is pager-duty" / "... is
-    ops-genie now") and the other rules decide."""
-    ids_a, ids_b = _ids(p.a.text), _ids(p.b.text)
-    if not ids_a - ids_b or not ids_b - ids_a or ids_a & ids_b:
-        return False
-    named = ids_a | ids_b
-    return any({v.lower() for v in p.sa.values[k] ^ p.sb.values[k]} - named for k in p.differing)
-
-
-# A glossary entry: a quoted term and what it means ('"canary" means the first 5% of traffic',
-# 'A "seat" in Falcon means ...').
-_DEFINED = re.compile(r"[\"“']([^\"”']{1,40})[\"”'][^.?!]{0,40}?\b(?:means|stands for|refers to)\b", re.I)
-
-
-def _two_terms(p: _Pair) -> bool:
-    """Each defines its own term: two words of a glossary, even with one meaning ("canary" /
-    "hot path" both "the first 5% of traffic"); a term's meaning changing keeps its term."""
-    a, b = _DEFINED.search(p.a.text), _DEFINED.search(p.b.text)
-    return bool(a and b and a.group(1).strip().lower() != b.group(1).strip().lower())
-
-
-# What a statement gives as the reason for its value: not what it is about.
-_CAUSE = re.compile(r"\b(?:because of|due to|caused by|thanks to|blocked (?:on|by)|waiting on)\b(.*)$", re.I)
-
-
-def _only_the_cause(p: _Pair) -> bool:
-    """All the subject the two share is in one's reason ("the audit-trail deploys go through
-    Grafana" / "Drift v4.15 release slipped to November 27 because of audit-trail"): another
-    thing changed, and the other's subject is why."""
-    shared = [w for w in p.sa.subject if any(_similar(w, t) for t in p.sb.subject)]
-    return bool(shared) and (_in_reason(shared, p.b.text) or _in_reason(shared, p.a.text))
-
-
-def _in_reason(shared: list[str], text: str) -> bool:
-    clause = _CAUSE.search(text)
-    if clause is None:
-        return False
-    reason = {stem(t) for t in tokens(clause.group(1))} | set(tokens(clause.group(1)))
-    before = {stem(t) for t in tokens(text[: clause.start()])}
-    return all(
-        any(_similar(w, t) for t in reason) and not any(_similar(w, t) for t in before) for w in shared
-    )
-
-
-def _other_modifier(p: _Pair) -> bool:
-    """A word both name, each with its own word before it that the other never says: another
-    thing of one sort ("the design sprint" / "the hiring sprint", "the iPad kiosks" / "the
-    android kiosks", "staging deploy window" / "prod deploy window")."""
-    a, b = p.a.words, p.b.words
-    for i, word in enumerate(b):
-        if i == 0 or word in FILLER or not word.isalpha() or word not in a[1:]:
-            continue
-        theirs, mine = a[a.index(word, 1) - 1], b[i - 1]
-        if (
-            _modifier(mine, p)
-            and _modifier(theirs, p)
-            and mine not in p.b.acronyms  # "CAB meets" / "the customer advisory board meets"
-            and theirs not in p.a.acronyms
-            and not any(_short_for(mine, w) for w in a)
-            and not any(_short_for(theirs, w) for w in b)
-        ):
-            return True
-    return False
-
-
-def _short_for(x: str, y: str) -> bool:
-    """The same word, or one a short form of the other ("max" / "maximum", "tourney" /
-    "tournament", "log" / "logs")."""
-    short, long_ = sorted((x, y), key=len)
-    return len(short) >= 3 and len(os.path.commonprefix((short, long_))) >= max(3, len(short) - 2)
-
-
-def _modifier(word: str, p: _Pair) -> bool:
-    """A plain word that can say which thing: not a value (a name, a person, a date), not filler."""
-    values = {v for split in (p.sa, p.sb) for vs in split.values.values() for v in vs}
-    return (
-        len(word) >= 3
-        and word.isalpha()
-        and word not in FILLER
-        and word not in _CUE_WORDS
-        and word not in values
-        and word not in p.a.capitalised | p.b.capitalised
-        and value_kind(word, frozenset()) is None
-        and word not in _NUMBER_WORDS
-        and not word.endswith("ed")  # "are processed within" / "go out within": a verb
-    )
-
-
-def _strangers(p: _Pair) -> bool:
-    """The names differ, none shared, and so do the people: a change replaces one value of one
-    thing ("Ben took over the Yukon migration from Tariq." / "Priya took over the Atlas migration
-    from Uma." are two migrations; "MySQL 8" / "PostgreSQL 15" is one value, name and number)."""
-    na, nb = p.sa.values.get("name", frozenset()), p.sb.values.get("name", frozenset())
-    return bool(na and nb and not na & nb and "person" in p.differing)
-
-
-def _another_thing(p: _Pair) -> bool:
-    """The guards a change must pass, with or without a cue: two things of one sort."""
-    return (
-        _one_for_one(p)
-        or _strangers(p)
-        or _two_slots(p)
-        or _two_terms(p)
-        or _only_the_cause(p)
-        or _other_modifier(p)
-    )
-
-
-def _one_subject(p: _Pair) -> bool:
-    """With no cue, both name the whole of each other's subject, or, between short statements,
-    the newer names nothing new and the older only one word more ("the default branch of the
-    mobile app repo is develop" / "default branch on the mobile repo is main"), where neither names
-    an id the other does not ("on-call for sso-bridge" / "on-call for k8s-prod": a prefix of one
-    id covers another, "deploy-bot" / "deploy")."""
-    if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
-        return True
-    return (
-        max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
-        and p.cover_b >= IMPLICIT_CHANGE_COVER
-        and len(p.own_words[0]) == 1
-        and _ids(p.a.text) == _ids(p.b.text)
-    )
+    return p.changed or substitutes(p)
 
 
 def _similarity(older: Claim, newer: Claim) -> float | None:
@@ -405,13 +166,13 @@ def _similarity(older: Claim, newer: Claim) -> float | None:
     return float(np.dot(older.meaning, newer.meaning))
 
 
-def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) -> Judgement:
+def _changed_by_meaning(p: Pair, gap: timedelta, similarity: float, what: str) -> Judgement:
     """The words only partly match, but the masked statements mean the same subject."""
     if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
         return Judgement(Resolution.UNRELATED, "long statements: a shared topic is not one slot")
     cued = p.b.change or p.b.correction
     # Subject words only: a value both name ("May") says nothing of what the statements are about.
-    named = _cover(p.sa.subject, p.sb.subject)
+    named = cover(p.sa.subject, p.sb.subject)
     if cued and similarity >= MEANING_CUE_SIMILARITY and named >= MEANING_CUE_COVER:
         if p.b.correction:
             return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
@@ -423,64 +184,6 @@ def _changed_by_meaning(p: _Pair, gap: timedelta, similarity: float, what: str) 
     return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
 
-_NUMBER_WORDS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
-)
-# "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
-_DELTA = re.compile(
-    r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"
-    r"|\b(?:(added|hired|another)|(lost|removed))\s+(\d+|" + "|".join(_NUMBER_WORDS) + r")\b",
-    re.I,
-)
-
-
-def _counted_on(p: _Pair) -> bool:
-    """The newer statement leans on the older count: a delta and a total that add up ("The platform
-    team is 7 people." / "two more joined, so 9 now"). The sum ties the two however few words
-    they share; a count of things ("7 people") only, not a room or a version; short subjects only."""
-    old, new = p.sa.values.get("number", frozenset()), p.sb.values.get("number", frozenset())
-    m = _DELTA.search(p.b.text)
-    if m is None or len(old) != 1 or p.b.question:
-        return False
-    if max(len(p.sa.subject), len(p.sb.subject)) > MEANING_MAX_SUBJECT:
-        return False
-    (before,) = old
-    words = p.a.words
-    at = words.index(before) if before in words else -1
-    if at < 0 or at + 1 >= len(words) or not words[at + 1].isalpha() or words[at + 1] in FILLER:
-        return False
-    said = (m.group(1) or m.group(6)).lower()
-    delta = int(said) if said.isdigit() else _NUMBER_WORDS[said]
-    sign = -1 if (m.group(3) or m.group(5)) else 1
-    totals = {n for n in new - {said} if n.isdigit()}
-    return before.isdigit() and totals == {str(int(before) + sign * delta)}
-
-
-def _similar(x: str, y: str) -> bool:
-    """The same word, or one a short form of the other ("cert" / "certification")."""
-    if x == y:
-        return True
-    short, long_ = sorted((x, y), key=len)
-    return len(short) >= 4 and long_.startswith(short[: max(4, len(short) - 1)])
-
-
-def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
-    if not mine:
-        return 0.0
-    # Two words are alike only if equal or sharing their first four letters (``_similar``): most
-    # pairs are settled by a set look-up (import profile: 2.6 million ``_similar`` calls for
-    # 10,000 messages).
-    heads = {t[:4] for t in theirs if len(t) >= 4}
-    return (
-        sum(
-            1
-            for w in mine
-            if w in theirs or (w[:4] in heads and len(w) >= 4 and any(_similar(w, t) for t in theirs))
-        )
-        / len(mine)
-    )
-
-
 class HeuristicResolver:
     """Subjects with values masked, values compared by kind, cue phrases for the form; no model."""
 
@@ -490,7 +193,7 @@ class HeuristicResolver:
         to statements written by another hand)."""
         self.people = frozenset(p.lower() for p in people)
         self._read: dict[str, Parts] = {}
-        self._pairs: dict[tuple[str, str, frozenset[str]], _Pair] = {}
+        self._pairs: dict[tuple[str, str, frozenset[str]], Pair] = {}
         self._splits: dict[tuple[str, frozenset[str]], Split] = {}
         self.learned = learned
 
@@ -511,10 +214,10 @@ class HeuristicResolver:
         if found is None:
             if len(self._splits) > PARSE_CACHE_SIZE:
                 self._splits.clear()
-            found = self._splits[key] = split(parts, key[1], self.people, _CUE_WORDS)
+            found = self._splits[key] = split(parts, key[1], self.people, CUE_WORDS)
         return found
 
-    def _pair(self, older: str, newer: str) -> _Pair:
+    def _pair(self, older: str, newer: str) -> Pair:
         # A pure function of the two texts and the people known: each pair is read once.
         key = (older, newer, self.people)
         found = self._pairs.get(key)
@@ -524,7 +227,7 @@ class HeuristicResolver:
             found = self._pairs[key] = self._read_pair(older, newer)
         return found
 
-    def _read_pair(self, older: str, newer: str) -> _Pair:
+    def _read_pair(self, older: str, newer: str) -> Pair:
         a, b = self._parts(older), self._parts(newer)
         names = a.capitalised | b.capitalised
         sa = self._split(a, names)
@@ -541,17 +244,17 @@ class HeuristicResolver:
         # The rest of the older subject must be named again: the lone word stands in the name's
         # place, not beside other words of another statement ("the Drift infra work is blocked
         # on MOBILE-6282" / "the infra sync moves to Monday").
-        if _differing(sa, sb):
+        if kinds_differing(sa, sb):
             pass
         elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
-            lone = self._lone(b, a, sa) if _cover(sa.subject, sb.subject) >= LONE_COVER else ""
+            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= LONE_COVER else ""
             sb = self._split(b, names | {lone}) if lone else sb
         elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
-            lone = self._lone(a, b, sb) if _cover(sb.subject, sa.subject) >= LONE_COVER else ""
+            lone = self._lone(a, b, sb) if cover(sb.subject, sa.subject) >= LONE_COVER else ""
             sa = self._split(a, names | {lone}) if lone else sa
         # "the default branch of the mobile repo is develop" / "default branch on the mobile repo
         # is main": each ends on a plain word the other never says, where a value stands.
-        if not _differing(sa, sb):
+        if not kinds_differing(sa, sb):
             ta, tb = self._tail(a, b), self._tail(b, a)
             if ta and tb:
                 sa = self._split(a, names | {ta, tb})
@@ -561,7 +264,7 @@ class HeuristicResolver:
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
-        differing = _differing(sa, sb)
+        differing = kinds_differing(sa, sb)
         # The value the newer says it replaces must be the older's own, not one the older says
         # it replaced too ("Arjun took over the Pioneer migration from Priya." / "Gita took
         # over the Atlas migration from Priya.": Priya was no one's current value).
@@ -569,14 +272,14 @@ class HeuristicResolver:
         old_named = bool(replaced & (a_names | sa.subject | frozenset(a.words))) and not (
             replaced & b_names - a_names
         )
-        return _Pair(
+        return Pair(
             a,
             b,
             sa,
             sb,
             # A name both statements use is part of what they are about ("the ETL", "UTC").
-            cover_a=_cover(sa.subject | (a_names & b_names), sb.subject | b_names),
-            cover_b=_cover(sb.subject | (a_names & b_names), sa.subject | a_names),
+            cover_a=cover(sa.subject | (a_names & b_names), sb.subject | b_names),
+            cover_b=cover(sb.subject | (a_names & b_names), sa.subject | a_names),
             differing=differing,
             old_named=old_named,
         )
@@ -590,10 +293,10 @@ class HeuristicResolver:
             len(word) >= 3
             and word.isalpha()
             and word not in FILLER
-            and word not in _CUE_WORDS
+            and word not in CUE_WORDS
             and value_kind(word, self.people) is None
         )
-        return word if plain and not any(_similar(word, o) for o in other.words) else ""
+        return word if plain and not any(similar(word, o) for o in other.words) else ""
 
     def _lone(self, mine: Parts, other: Parts, theirs: Split) -> str:
         """The one plain word ``mine`` names that ``other`` does not, or "" (none, or several)."""
@@ -603,12 +306,12 @@ class HeuristicResolver:
             if w[:1].isalpha()
             and len(w) > 3
             and w not in FILLER
-            and w not in _CUE_WORDS
+            and w not in CUE_WORDS
             and not CORRECTION_CUE.search(w)
             and not CHANGE_CUE.search(w)
             and value_kind(w, self.people) is None
-            and not any(_similar(w, o) for o in other.words)
-            and not any(_similar(stem(w), t) for t in theirs.subject)
+            and not any(similar(w, o) for o in other.words)
+            and not any(similar(stem(w), t) for t in theirs.subject)
         }
         return found.pop() if len(found) == 1 and not _ALSO.search(mine.text) else ""
 
@@ -629,7 +332,7 @@ class HeuristicResolver:
         return Judgement(Resolution.SUPERSEDES, "the learned judge: the value changed", confidence)
 
     def features(
-        self, older: Claim, newer: Claim, p: _Pair | None = None, verdict: Judgement | None = None
+        self, older: Claim, newer: Claim, p: Pair | None = None, verdict: Judgement | None = None
     ) -> np.ndarray | None:
         """The pair as the learned judge reads it, or None where it may not speak (``_may_learn``)."""
         similarity = _similarity(older, newer)
@@ -639,7 +342,7 @@ class HeuristicResolver:
         verdict = verdict or self._rules(p, older, newer)
         return features(p, verdict.resolution.value, newer.valid_from - older.valid_from, similarity)
 
-    def _rules(self, p: _Pair, older: Claim, newer: Claim) -> Judgement:
+    def _rules(self, p: Pair, older: Claim, newer: Claim) -> Judgement:
         settled = self._settled(p, older, newer)
         if settled is not None:
             return settled
@@ -651,7 +354,7 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "not about the action itself")
         return verdict
 
-    def _settled(self, p: _Pair, older: Claim, newer: Claim) -> Judgement | None:
+    def _settled(self, p: Pair, older: Claim, newer: Claim) -> Judgement | None:
         """What is decided before asking whether a value changed: non-claims, repeats, done
         action items, renames, two things of one sort, questions, negations."""
         if p.b.not_a_claim:
@@ -678,7 +381,7 @@ class HeuristicResolver:
         return None
 
     @staticmethod
-    def _changed(p: _Pair, gap: timedelta, similarity: float | None) -> Judgement:
+    def _changed(p: Pair, gap: timedelta, similarity: float | None) -> Judgement:
         """A value of the same kind differs, or the older value is named as replaced: a
         correction, a hedge, a change with a cue, an implicit update, or nothing."""
         if p.b.correction and not p.b.hedged and (p.cover_a >= CORRECTION_COVER or gap < CORRECTION_WINDOW):
@@ -689,15 +392,15 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "different subjects")
         if p.old_named and p.cover_a >= CORRECTION_COVER:
             return Judgement(Resolution.SUPERSEDES, "the newer statement retires the older value")
-        if _another_thing(p):
+        if another_thing(p):
             return Judgement(Resolution.UNRELATED, "another thing of the same sort, not one changing")
         what = p.differing[0] if p.differing else "value"
-        if _counted_on(p):
+        if counted_on(p):
             return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer one adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
         if p.b.change and (p.cover_a >= CUE_COVER or lean):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
-        if _one_subject(p):
+        if one_subject(p):
             if p.swapped or p.added:
                 return Judgement(Resolution.CONTESTED, "a value changed, but each names something else", 0.4)
             if gap < CONTEST_WINDOW:
@@ -708,7 +411,7 @@ class HeuristicResolver:
         return Judgement(Resolution.UNRELATED, "subjects only partly match and no cue")
 
     @staticmethod
-    def _repeated(p: _Pair) -> Judgement:
+    def _repeated(p: Pair) -> Judgement:
         """The same value again, however worded; more detail or another slot is not a repeat."""
         if p.cover_a >= IMPLICIT_COVER and p.cover_b >= DUPLICATE_COVER and not p.b.hedged:
             shared_names = p.sa.values.get("name", frozenset()) & p.sb.values.get("name", frozenset())
@@ -719,7 +422,7 @@ class HeuristicResolver:
         return Judgement(Resolution.UNRELATED, "no value of the same kind differs")
 
     @staticmethod
-    def _renamed(p: _Pair) -> Judgement | None:
+    def _renamed(p: Pair) -> Judgement | None:
         """ "Quill got rebranded Inkwell": the older statement's name is what changed."""
         if not p.b.rename or p.b.hedged or p.b.question:
             return None
@@ -758,4 +461,4 @@ def candidate_terms(text: str) -> str:
     """The words worth looking up related facts by: no values, no filler. A fact can only be
     retired by one that shares its subject, and values ("10", "march") match half the store."""
     words = [w for w in tokens(text) if w[:1].isalpha() and value_kind(w, frozenset()) is None]
-    return " ".join(w for w in words if w.lower() not in FILLER and w.lower() not in _CUE_WORDS)
+    return " ".join(w for w in words if w.lower() not in FILLER and w.lower() not in CUE_WORDS)

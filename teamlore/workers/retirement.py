@@ -82,7 +82,7 @@ def _cover(mine: frozenset[str], theirs: frozenset[str]) -> float:
 
 
 def features(p: Any, verdict: str, gap: timedelta, similarity: float) -> np.ndarray:
-    """The pair (``resolver._Pair``) as numbers, in the order of FEATURES."""
+    """The pair (``pairs.Pair``) as numbers, in the order of FEATURES."""
     sa, sb = p.sa, p.sb
     a_words = frozenset(p.a.words)
     hours = max(gap.total_seconds(), 0.0) / 3600
