@@ -3,9 +3,8 @@
 Each new statement is judged against the channel's current facts that share its words
 (``EmbeddedFactBackend.current_related``). Looked up in an FTS5 table of every fact version (as
 until schema 4), that match scanned every version of every channel holding any of the words and
-ranked them all, so each
-statement cost more as the store grew (1.9 ms at 10,000 facts, 16 ms at 100,000:
-docs/benchmarks.md). Here the table ``fact_subjects`` holds only the *current*, not retired
+ranked them all, so each statement cost more as the store grew (1.9 ms at 10,000 facts, 16 ms at
+100,000: docs/benchmarks.md). Here the table ``fact_subjects`` holds only the *current*, not retired
 versions (a row goes when its version is closed, retracted, superseded or erased), and each term
 is written with its channel's own prefix, so a lookup reads the posting lists of one channel's
 current facts only: history and other channels cost nothing.
@@ -69,7 +68,7 @@ def add(
 ) -> None:
     conn.execute(
         f"INSERT INTO {TABLE} (rowid, terms) VALUES (?, ?)",
-        (vid, terms(workspace, channel, statement, list(entities))),
+        (vid, terms(workspace, channel, statement, entities)),
     )
 
 
