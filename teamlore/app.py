@@ -137,10 +137,13 @@ class Teamlore:
             meaning=self.pipeline.meaning,
         )
 
+        # The dirty set in Redis when one is configured (closed with the app: its connections
+        # must not wait for the collector).
+        self._redis_dirty = RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else None
         self.wiki = WikiMaintainer(
             facts=self.stores.facts,
             pages=self.stores.pages,
-            dirty=RedisDirtySet.from_url(settings.redis_url) if settings.redis_url else self.stores.dirty,
+            dirty=self._redis_dirty or self.stores.dirty,
             reader=self.reader,
             writer=writer or self._writer(),
             clock=clock,
@@ -278,4 +281,6 @@ class Teamlore:
         return report
 
     def close(self) -> None:
+        if self._redis_dirty is not None:
+            self._redis_dirty.close()
         self.stores.close()

@@ -43,13 +43,13 @@ class OwnRedis:
             "always",
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                client.ping()
-                return self
-            except redis.ConnectionError:
-                time.sleep(0.05)
+        with redis.Redis.from_url(self.url) as client:  # closed: no socket left to the collector
+            for _ in range(100):
+                try:
+                    client.ping()
+                    return self
+                except redis.ConnectionError:
+                    time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
 
     def stop(self) -> None:

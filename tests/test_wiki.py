@@ -254,3 +254,26 @@ def test_a_maintainer_killed_between_claim_and_save_loses_nothing(tmp_path, embe
     lore.close()
     if server:
         server.stop()
+
+
+def test_closing_the_app_closes_its_redis_connections(tmp_path, embedder):
+    import redis
+
+    server = OwnRedis(tmp_path / "redis").start()
+    watcher = redis.Redis.from_url(server.url)
+    try:
+        settings = Settings(data_dir=tmp_path / "data", redis_url=server.url, _env_file=None)
+        lore = Teamlore(settings, embedder=embedder)
+        put(lore, event("We decided to use Redis as the queue."))
+        assert lore.wiki.dirty.pending()  # the dirty set in Redis holds the page
+        # Control: while the app is open, its connections are among the server's clients.
+        assert len(watcher.client_list()) > 1
+        lore.close()
+        for _ in range(100):  # the server notices a closed socket on its next event loop turn
+            if len(watcher.client_list()) == 1:
+                break
+            time.sleep(0.02)
+        assert len(watcher.client_list()) == 1, watcher.client_list()  # only the watcher's own
+    finally:
+        watcher.close()
+        server.stop()

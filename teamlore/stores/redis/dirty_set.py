@@ -68,6 +68,10 @@ class RedisDirtySet:
     def from_url(cls, url: str, prefix: str = "teamlore:wiki:") -> RedisDirtySet:
         return cls(redis.Redis.from_url(url, decode_responses=True), prefix)
 
+    def close(self) -> None:
+        """Close the client's connections (the app closes it with the stores)."""
+        self._redis.close()
+
     def mark(
         self, page_ids: Iterable[str], fact_ids: Iterable[str], now: datetime, window: timedelta
     ) -> None:
