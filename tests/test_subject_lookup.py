@@ -99,3 +99,31 @@ def test_a_store_written_before_the_table_existed_is_filled_when_opened(make_lor
     with again.stores.db.transaction() as conn:
         subjects.build_once(conn)
     assert _held(again) == _open_rows(again) and len(_held(again)) == 2
+
+
+def test_a_row_left_behind_never_takes_a_current_fact_s_place(make_lore):
+    """The lookup ranks inside the table before reading the versions; a row of a retired version
+    left in the table (it should never be) must not push a current fact out of the best few."""
+    lore = make_lore("hash", embedder=HashEmbedder())
+    put(
+        lore,
+        event("The release date is May 5.", ts="2026-01-05T10:00:00Z"),
+        event("Heads up: release moved to May 12, the vendor is late.", ts="2026-01-12T10:00:00Z"),
+        event("The release notes live in the wiki.", ts="2026-01-13T10:00:00Z"),
+        event("The release train leaves on Fridays.", ts="2026-01-14T10:00:00Z"),
+    )
+    conn = lore.stores.db.conn
+    current = _related(lore, "C1", "release date")
+    assert len(current) == 3 and "The release date is May 5." not in current
+    two = [r.statement for r in lore.stores.facts.current_related(WS, "C1", "release date", 2)]
+    assert two == current[:2]
+    # The retired version's row put back, matching best of all ("release date" twice).
+    retired = conn.execute(
+        "SELECT vid FROM fact_versions WHERE statement = 'The release date is May 5.' AND recorded_to = ?",
+        (SENTINEL_MICROS,),
+    ).fetchone()[0]
+    with lore.stores.db.transaction():
+        subjects.add(conn, retired, WS, "C1", "The release date is May 5. release date", [])
+    assert retired in _held(lore)  # the control: the stale row is there and would rank first
+    assert [r.statement for r in lore.stores.facts.current_related(WS, "C1", "release date", 2)] == two
+    assert _related(lore, "C1", "release date") == current

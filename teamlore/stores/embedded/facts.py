@@ -266,14 +266,28 @@ class EmbeddedFactBackend:
         match = subjects.match(workspace, channel, text)
         if match is None:
             return []
+        # Ranked inside FTS5 first (its own best ``limit``), then joined: every row of the table
+        # is a current, open version of that channel, so the join keeps them all. Should one not
+        # be (a row left behind: the outer join shows it as NULL), the ranking is done again over
+        # the join, as it always was.
         rows = self._query(
-            "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin FROM fact_subjects s"
-            " JOIN fact_versions v ON v.vid = s.rowid"
-            " WHERE fact_subjects MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
-            " AND v.status IN ('active', 'contested')"
-            " ORDER BY bm25(fact_subjects), v.vid LIMIT ?",
-            [match, workspace, channel, SENTINEL_MICROS, limit],
+            "WITH best AS MATERIALIZED (SELECT rowid AS vid, bm25(fact_subjects) AS rank"
+            " FROM fact_subjects WHERE fact_subjects MATCH ? ORDER BY rank, rowid LIMIT ?)"
+            " SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin FROM best"
+            " LEFT JOIN fact_versions v ON v.vid = best.vid AND v.workspace = ? AND v.channel = ?"
+            " AND v.recorded_to = ? AND v.status IN ('active', 'contested')"
+            " ORDER BY best.rank, best.vid",
+            [match, limit, workspace, channel, SENTINEL_MICROS],
         )
+        if any(r[0] is None for r in rows):
+            rows = self._query(
+                "SELECT v.fact_id, v.statement, v.valid_from, v.fact_type, v.origin"
+                " FROM fact_subjects s JOIN fact_versions v ON v.vid = s.rowid"
+                " WHERE fact_subjects MATCH ? AND v.workspace = ? AND v.channel = ? AND v.recorded_to = ?"
+                " AND v.status IN ('active', 'contested')"
+                " ORDER BY bm25(fact_subjects), v.vid LIMIT ?",
+                [match, workspace, channel, SENTINEL_MICROS, limit],
+            )
         return [Related(r[0], r[1], from_micros(r[2]), r[3], r[4]) for r in rows]
 
     def current_near(
