@@ -15,7 +15,7 @@ from teamlore.domain import ReadView, ResolvedView, Scope
 from teamlore.stores.embedded.conversations import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, Scores
 from teamlore.stores.embedded.facts import scope_time_sql
 from teamlore.text import content_words, words_of
-from teamlore.timeutil import to_micros
+from teamlore.timeutil import SENTINEL_MICROS, to_micros
 
 from .conftest import WS, event
 from .helpers import HashEmbedder, put
@@ -364,3 +364,52 @@ def test_keywords_still_rank_as_fts5_after_rows_are_dropped(tmp_path):
             )
     finally:
         lore.close()
+
+
+def test_rows_closed_after_the_index_read_them_leave_the_scope_as_in_the_file(tmp_path):
+    """Each channel keeps its rows' bounds beside its positions (``_member_bounds``): a version
+    closed after the index first read it (an edit, a change) must leave every view that no longer
+    shows it, exactly as the file's predicate says."""
+    from teamlore.app import Teamlore
+    from teamlore.config import Settings
+
+    from .conftest import Clock
+
+    lore = Teamlore(
+        Settings(data_dir=tmp_path, _env_file=None),
+        embedder=HashEmbedder(),
+        clock=Clock(START + timedelta(days=30)),
+    )
+    history = _history()
+    put(lore, *history[:60])
+    conn = lore.stores.db.conn
+    facts, messages = lore.stores.facts._index, lore.reader._message_side._index._memory
+    facts.refresh(conn)
+    messages.refresh(conn)
+    held = {  # the rows open when the index first read them
+        table: {r[0] for r in _rows(conn, table) if r[6] == SENTINEL_MICROS}
+        for table in ("fact_versions", "message_versions")
+    }
+    # Edits of messages the index already holds, a day later, then the rest of the history.
+    edits = [
+        event(
+            f"We decided the budget is {i} euros now.",
+            kind="message.edited",
+            channel=e.channel,
+            message_id=e.message_id,
+            ts=_iso(START + timedelta(days=1, minutes=i)),
+        )
+        for i, e in enumerate(history[:60:4])
+        if e.kind == "message.created"
+    ]
+    put(lore, *edits, *history[60:])
+    facts.refresh(conn)
+    messages.refresh(conn)
+    for table, index in (("fact_versions", facts), ("message_versions", messages)):
+        rows = _rows(conn, table)
+        closed_later = [r for r in rows if r[0] in held[table] and r[6] != SENTINEL_MICROS]
+        assert closed_later  # the control: rows read while open were closed afterwards
+        for scope, view in itertools.product(_scopes(), _views(lore.clock())):
+            expected = sorted(r[0] for r in _visible_rows(rows, scope, view))
+            assert sorted(int(v) for v in index._vid[index._visible(scope, view)]) == expected
+    lore.close()

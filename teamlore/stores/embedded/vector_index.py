@@ -175,6 +175,9 @@ class VectorIndex:
         self._bounds = np.zeros((4, 0), np.int64)
         self._row = np.zeros(0, np.int32)  # row of the vector in its channel's block
         self._members: dict[int, np.ndarray] = {}  # channel code -> positions of its rows, ascending
+        # channel code -> its rows' workspace and four bounds, in the order of ``_members`` (a
+        # scope's visibility is then read from contiguous arrays, not gathered row by row)
+        self._member_bounds: dict[int, np.ndarray] = {}
         self._blocks: dict[int, _Block] = {}  # channel code -> its vectors
         self._home: dict[str, tuple[int, int]] = {}  # embedding key -> (channel, row) first held
         self._postings = Postings(self._keyword_weights) if self._keyword_weights else None
@@ -213,6 +216,9 @@ class VectorIndex:
             at = self._where(r[0])
             if at >= 0:  # a version closed, given a vector or blanked since we saw it
                 self._bounds[:, at] = (r[3], r[4], r[5], r[6])
+                channel = int(self._ch[at])
+                inside = int(np.searchsorted(self._members[channel], at))
+                self._member_bounds[channel][1:, inside] = (r[3], r[4], r[5], r[6])
                 self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
                 if self._postings is not None and not self._texts(r)[0]:
                     self._postings.drop(at)
@@ -288,10 +294,16 @@ class VectorIndex:
 
     def _join_members(self, channels: list[int], start: int) -> None:
         codes = np.asarray(channels, np.int32)
-        for channel in np.unique(codes):
+        for code in np.unique(codes):
+            channel = int(code)
             added = start + np.flatnonzero(codes == channel)
-            held = self._members.get(int(channel))
-            self._members[int(channel)] = added if held is None else np.concatenate([held, added])
+            bounds = np.vstack([self._ws[added].astype(np.int64)[None, :], self._bounds[:, added]])
+            held = self._members.get(channel)
+            if held is None:
+                self._members[channel], self._member_bounds[channel] = added, bounds
+            else:
+                self._members[channel] = np.concatenate([held, added])
+                self._member_bounds[channel] = np.concatenate([self._member_bounds[channel], bounds], axis=1)
 
     def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
         """Rows ``fresh`` now sit at positions ``start``...: a subclass keeps its own arrays."""
@@ -356,7 +368,7 @@ class VectorIndex:
         if channels.size == 0 or (channels == first).all():
             return score(self._blocks[first], self._row[positions])
         out = np.empty(positions.size, np.float32)
-        for channel in np.unique(channels):
+        for channel in np.flatnonzero(np.bincount(channels)):  # the channels present (a count: no sort)
             inside = channels == channel
             out[inside] = score(self._blocks[int(channel)], self._row[positions[inside]])
         return out
@@ -371,27 +383,17 @@ class VectorIndex:
         codes = self._channel_codes(scope)
         if not codes:
             return np.zeros(0, np.int64)
-        positions = (
-            self._members[codes[0]]
-            if len(codes) == 1
-            else _ascending([self._members[c] for c in codes], len(self._vid))
-        )
-        inside: np.ndarray = positions[self._inside(positions, scope, view)]
-        return inside
+        parts = [
+            self._members[c][_inside(self._member_bounds[c], self._workspaces.lookup(scope.workspace), view)]
+            for c in codes
+        ]
+        return parts[0] if len(parts) == 1 else _ascending(parts, len(self._vid))
 
     def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Per position: inside the scope's workspace and visible on both time axes of the view
         (the caller sees to the channels)."""
-        valid_from, valid_to, recorded_from, recorded_to = self._bounds
-        keep: np.ndarray = self._ws[positions] == self._workspaces.lookup(scope.workspace)
-        known = to_micros(view.known_at)
-        keep &= recorded_from[positions] <= known
-        keep &= recorded_to[positions] > known
-        if not view.include_history:
-            valid = to_micros(view.valid_at)
-            keep &= valid_from[positions] <= valid
-            keep &= valid_to[positions] > valid
-        return keep
+        held = [self._ws[positions], *(bound[positions] for bound in self._bounds)]
+        return _inside(held, self._workspaces.lookup(scope.workspace), view)
 
     def keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[tuple[int, float]]:
         """(version row id, bm25) of the best ``limit`` rows inside the scope and the view holding
@@ -421,6 +423,22 @@ def best_of(scores: np.ndarray, count: int) -> np.ndarray:
         return np.arange(scores.size)
     best: np.ndarray = np.argpartition(-scores, count - 1)[:count]
     return best
+
+
+def _inside(held: Sequence[np.ndarray], workspace: int, view: ResolvedView) -> np.ndarray:
+    """Per row of ``held`` (its workspace code and four bounds, one array each: valid_from,
+    valid_to, recorded_from, recorded_to): inside the workspace and visible on both time axes of
+    the view. The one place the semantic and keyword halves' time predicate is written."""
+    ws, valid_from, valid_to, recorded_from, recorded_to = held
+    keep: np.ndarray = ws == workspace
+    known = to_micros(view.known_at)
+    keep &= recorded_from <= known
+    keep &= recorded_to > known
+    if not view.include_history:
+        valid = to_micros(view.valid_at)
+        keep &= valid_from <= valid
+        keep &= valid_to > valid
+    return keep
 
 
 def _ascending(parts: list[np.ndarray], size: int) -> np.ndarray:
