@@ -214,6 +214,15 @@ FORMS = [
         "2pm",
         "cafeteria lunch menu posts at 1:30pm",
     ),
+    (
+        "a correction pointing at a number beside the same word",
+        "The stockroom has 320 pallets.",
+        "correction: 230 pallets in the stockroom",
+        "stockroom pallets",
+        "230 pallets",
+        "320 pallets",
+        "correction: 230 crates in the stockroom",
+    ),
 ]
 
 

@@ -502,3 +502,39 @@ def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
         subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
         return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
     return mine
+
+
+def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A number read as which thing is the value where the other statement gives its number
+    value beside the same word, on the same side ("my mistake, 230 pallets" / "The warehouse has
+    320 pallets of stock."; "correction, bay 9" / "Returned stock goes in bay 7.")."""
+    numbers = theirs.values.get("number")
+    if not numbers or not mine.qualifiers:
+        return mine
+    beside = {
+        (side, stem(near))
+        for i, word in enumerate(other.words)
+        if (value_kind(word, frozenset()) or ("", ""))[1] in numbers
+        for side, near in ((-1, other.words[i - 1] if i else ""), (1, _at(other.words, i + 1)))
+        if near.isalpha() and near not in FILLER
+    }
+    moved = {
+        kind[1]
+        for i, word in enumerate(parts.words)
+        if (kind := value_kind(word, frozenset())) is not None
+        and kind[0] == "number"
+        and kind[1] in mine.qualifiers
+        and (
+            (-1, stem(parts.words[i - 1] if i else "")) in beside
+            or (1, stem(_at(parts.words, i + 1))) in beside
+        )
+    }
+    if not moved:
+        return mine
+    values = dict(mine.values)
+    values["number"] = values.get("number", frozenset()) | moved
+    return Split(mine.subject - moved, values, mine.qualifiers - moved)
+
+
+def _at(words: tuple[str, ...], i: int) -> str:
+    return words[i] if i < len(words) else ""

@@ -33,6 +33,7 @@ from teamlore.workers.claim_parts import (
     stem,
     tokens,
     value_kind,
+    valued_beside,
 )
 from teamlore.workers.pairs import (
     CUE_WORDS,
@@ -263,6 +264,8 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "my mistake, 230 pallets" / "The warehouse has 320 pallets of stock.": a value, not which.
+        sa, sb = valued_beside(sa, a, b, sb), valued_beside(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = kinds_differing(sa, sb)
         # The value the newer says it replaces must be the older's own, not one the older says
