@@ -27,6 +27,7 @@ from teamlore.workers.claim_parts import (
     FILLER,
     Parts,
     Split,
+    abbreviated,
     read,
     spelled_out,
     split,
@@ -264,6 +265,8 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
+        sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
         # "my mistake, 230 pallets" / "The warehouse has 320 pallets of stock.": a value, not which.
         sa, sb = valued_beside(sa, a, b, sb), valued_beside(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
