@@ -250,6 +250,15 @@ FORMS = [
         "Maple",
         "qa session is in the Birch room",
     ),
+    (
+        "common shorthand from a shipped table (biz)",
+        "Incident reviews are due within 5 business days.",
+        "incident reviews due in 3 biz days",
+        "incident reviews due",
+        "3 biz days",
+        "5 business days",
+        "vendor reviews due in 3 biz days",
+    ),
 ]
 
 

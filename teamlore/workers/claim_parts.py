@@ -119,6 +119,17 @@ ABBREVIATIONS = {
     "avg": "average",
     "cfg": "config",
     "config": "configuration",
+    # Common shorthand for more than one word, or not read by its letters ("biz").
+    "ln2": "liquid nitrogen",
+    "tat": "turnaround time",
+    "biz": "business",
+    "bldg": "building",
+    "mgmt": "management",
+    "appt": "appointment",
+    "sched": "schedule",
+    "wknd": "weekend",
+    "peds": "pediatrics",
+    "hq": "headquarters",
 }
 
 CHANGE_CUE = re.compile(
@@ -344,7 +355,7 @@ def read(text: str) -> Parts:
         initial=first.lower() if first[:1].isupper() and first.lower() not in FILLER else "",
         text=folded,
         normalized=normalize_statement(text),
-        words=tuple(ABBREVIATIONS.get(t.lower(), t.lower()) for t in found),
+        words=tuple(w for t in found for w in ABBREVIATIONS.get(t.lower(), t.lower()).split()),
         capitalised=capitalised,
         change=bool(CHANGE_CUE.search(folded)),
         negated=bool(NEGATION.search(folded)),
