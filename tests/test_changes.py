@@ -259,6 +259,15 @@ FORMS = [
         "5 business days",
         "vendor reviews due in 3 biz days",
     ),
+    (
+        '"hit" says how the value came, not what it is about',
+        "The beta waitlist is 340 people.",
+        "beta waitlist hit 410 people",
+        "beta waitlist",
+        "410",
+        "340",
+        "beta waitlist target 410 people",
+    ),
 ]
 
 
