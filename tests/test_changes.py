@@ -268,6 +268,15 @@ FORMS = [
         "340",
         "beta waitlist target 410 people",
     ),
+    (
+        "a correction's new value in lower case, half the subject named",
+        "Ship the blood samples to the Geneva lab.",
+        "correction: samples go to the zurich lab",
+        "samples lab",
+        "zurich",
+        "Geneva",
+        "correction: invoices go to the zurich office",
+    ),
 ]
 
 
