@@ -277,6 +277,15 @@ FORMS = [
         "Geneva",
         "correction: invoices go to the zurich office",
     ),
+    (
+        "a count said in words, where the other says a count too",
+        "The night shift has two security guards.",
+        "down to one security guard on the night shift",
+        "night shift security guards",
+        "one security guard",
+        "two security guards",
+        "one of the security guards on the night shift is new",
+    ),
 ]
 
 

@@ -529,7 +529,7 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
     beside = {
         (side, stem(near))
         for i, word in enumerate(other.words)
-        if (value_kind(word, frozenset()) or ("", ""))[1] in numbers
+        if _number(word) in numbers
         for side, near in ((-1, other.words[i - 1] if i else ""), (1, _at(other.words, i + 1)))
         if near.isalpha() and near not in FILLER
     }
@@ -549,6 +549,14 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
     values = dict(mine.values)
     values["number"] = values.get("number", frozenset()) | moved
     return Split(mine.subject - moved, values, mine.qualifiers - moved)
+
+
+def _number(word: str) -> str:
+    """The number a word says, in digits or in words ("two"), or ""."""
+    if word in NUMBER_WORDS:
+        return str(NUMBER_WORDS[word])
+    kind = value_kind(word, frozenset())
+    return kind[1] if kind is not None and kind[0] == "number" else ""
 
 
 def _at(words: tuple[str, ...], i: int) -> str:
@@ -596,3 +604,32 @@ def abbreviated(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
         subject = frozenset(stem(w) for w in spelled if w not in theirs.values.get("name", frozenset()))
         return Split((mine.subject - {stem(word)}) | subject, mine.values, mine.qualifiers)
     return mine
+
+
+NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+
+
+def _counts_in_words(parts: Parts) -> dict[str, str]:
+    """Number words said as a count, before a word that is not filler ("two weeks", "one qa
+    contractor"; not "one of", "no one")."""
+    found = {}
+    for i, word in enumerate(parts.words):
+        following = _at(parts.words, i + 1)
+        if word in NUMBER_WORDS and following[:1].isalpha() and following not in FILLER:
+            found[word] = str(NUMBER_WORDS[word])
+    return found
+
+
+def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A count said in words is a number where the other statement says a count too ("Sprint
+    length is two weeks." / "we're doing 3-week sprints"; "two QA contractors" / "down to one")."""
+    said = {w: n for w, n in _counts_in_words(parts).items() if w in mine.subject}
+    if not said or "number" in mine.values:
+        return mine
+    if not ("number" in theirs.values or theirs.qualifiers or _counts_in_words(other)):
+        return mine
+    values = dict(mine.values)
+    values["number"] = frozenset(said.values())
+    return Split(mine.subject - said.keys(), values, mine.qualifiers)

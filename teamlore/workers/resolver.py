@@ -28,6 +28,7 @@ from teamlore.workers.claim_parts import (
     Parts,
     Split,
     abbreviated,
+    counted_in_words,
     read,
     spelled_out,
     split,
@@ -270,6 +271,8 @@ class HeuristicResolver:
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
+        # "two weeks" / "3-week sprints": a count in words.
+        sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # "my mistake, 230 pallets" / "The warehouse has 320 pallets of stock.": a value, not which.
         sa, sb = valued_beside(sa, a, b, sb), valued_beside(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
