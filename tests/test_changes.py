@@ -286,6 +286,15 @@ FORMS = [
         "two security guards",
         "one of the security guards on the night shift is new",
     ),
+    (
+        "a short newer statement, the older two words longer, a new value",
+        "Our production Postgres cluster runs version 15.",
+        "prod postgres is on 16",
+        "postgres",
+        "16",
+        "version 15",
+        "postgres is on 16",
+    ),
 ]
 
 
@@ -390,6 +399,13 @@ GUARDS = [
         "Update: the launch has slipped from March 3 to March 17.",
         "launch comms plan",
         "The launch comms plan goes to sales by January 23 now.",
+    ),
+    (
+        "a short newer statement that only leaves out a value the older said",
+        "Ms. Okonkwo teaches Year 11 chemistry.",
+        "y11 chem is with okonkwo",
+        "okonkwo chem",
+        "y11 chem is with Ferreira",
     ),
 ]
 

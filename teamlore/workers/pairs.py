@@ -268,12 +268,20 @@ def one_subject(p: Pair) -> bool:
     id covers another, "deploy-bot" / "deploy")."""
     if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
         return True
+    extra = len(p.own_words[0])
     return (
         max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
         and p.cover_b >= IMPLICIT_CHANGE_COVER
-        and len(p.own_words[0]) == 1
+        and (extra == 1 or (extra == 2 and _says_new_value(p)))
         and ids(p.a.text) == ids(p.b.text)
     )
+
+
+def _says_new_value(p: Pair) -> bool:
+    """The newer states a value the older does not, of a kind both state: not only one the older
+    said and the newer left out ("Ms. Lindqvist teaches Year 10 chemistry." / "y10 chem is with
+    lindqvist")."""
+    return any(p.sb.values[k] - p.sa.values[k] for k in p.differing)
 
 
 _NUMBER_WORDS = NUMBER_WORDS
