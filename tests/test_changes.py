@@ -295,6 +295,15 @@ FORMS = [
         "version 15",
         "postgres is on 16",
     ),
+    (
+        "a number that says which thing in the older, said alone in the newer",
+        "The hotfix 2.3 release is planned for May 12.",
+        "2.3 slips to may 19",
+        "2.3 release",
+        "may 19",
+        "May 12",
+        "2.4 slips to may 19",
+    ),
 ]
 
 

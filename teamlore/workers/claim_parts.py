@@ -633,3 +633,16 @@ def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> 
     values = dict(mine.values)
     values["number"] = frozenset(said.values())
     return Split(mine.subject - said.keys(), values, mine.qualifiers)
+
+
+def qualified_alike(mine: Split, theirs: Split) -> Split:
+    """A number the other statement says *which* thing with is which thing here too, where it is
+    no value the two differ on ("The patch 1.4 release is planned for June 12." / "1.4 slips to
+    june 19")."""
+    same = {
+        v for k in ("number", "identifier") for v in mine.values.get(k, frozenset()) if v in theirs.qualifiers
+    }
+    if not same:
+        return mine
+    values = {k: vs - same for k, vs in mine.values.items() if vs - same}
+    return Split(mine.subject | same, values, mine.qualifiers | same)

@@ -29,6 +29,7 @@ from teamlore.workers.claim_parts import (
     Split,
     abbreviated,
     counted_in_words,
+    qualified_alike,
     read,
     spelled_out,
     split,
@@ -271,6 +272,8 @@ class HeuristicResolver:
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
+        # "The patch 1.4 release ..." / "1.4 slips to june 19": which release in both.
+        sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
         # "two weeks" / "3-week sprints": a count in words.
         sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # "my mistake, 230 pallets" / "The warehouse has 320 pallets of stock.": a value, not which.
