@@ -304,6 +304,15 @@ FORMS = [
         "May 12",
         "2.4 slips to may 19",
     ),
+    (
+        "a negation of the older's one value, the two sharing no other word",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx anymore, everything goes DPD",
+        "FedEx",
+        "DPD",
+        "We ship parcels",
+        "we're not using Zoom anymore, everything goes Teams",
+    ),
 ]
 
 
@@ -415,6 +424,13 @@ GUARDS = [
         "y11 chem is with okonkwo",
         "okonkwo chem",
         "y11 chem is with Ferreira",
+    ),
+    (
+        "a negation of one use of the older's value the older does not name",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx for returns anymore",
+        "FedEx",
+        "we're not using FedEx anymore, everything goes DPD",
     ),
 ]
 
