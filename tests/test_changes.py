@@ -608,3 +608,22 @@ def test_a_hedge_is_flagged_and_reviewed_and_never_unsettles_the_settled_fact(tm
     rejected = ("review", "reject", str(items[0]["id"]), "--by", "rita", "--retract", "newer")
     _cli(*rejected, "--data-dir", str(data))
     assert _current(data, "C1", query) == [OMAR]
+
+
+def test_an_answer_to_who_names_someone_the_channel_has_not_heard_from(tmp_path):
+    """The first word of an answer to "who ...?" names someone, in lower case and not among the
+    channel's authors; the control's question asks about another thing."""
+    data = tmp_path / "store"
+    older = "Dana owns the billing service."
+    lines = []
+    for channel, thing in (("C1", "billing"), ("C2", "payroll")):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", older),
+            _line(channel, "2.1", "2026-03-05T10:00:00Z", f"who owns the {thing} service these days?"),
+            _line(channel, "2.2", "2026-03-05T10:05:00Z", "kenji, since the reorg", thread="2.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "billing service")
+    assert any(t.startswith("kenji") for t in current), current
+    assert older not in current, current
+    assert older in _current(data, "C2", "billing service")
