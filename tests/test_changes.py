@@ -313,6 +313,15 @@ FORMS = [
         "We ship parcels",
         "we're not using Zoom anymore, everything goes Teams",
     ),
+    (
+        '"kicks off" is "starts"',
+        "The nightly backup job kicks off at 02:00 UTC.",
+        "backup start moved to 04:00 UTC",
+        "backup",
+        "04:00",
+        "02:00",
+        "restore test start moved to 04:00 UTC",
+    ),
 ]
 
 

@@ -348,6 +348,21 @@ def _answer_to_who(folded: str, found: list[str]) -> frozenset[str]:
     return frozenset({found[0].lower()})
 
 
+# Two words for one ("the ETL kicks off at 01:00" / "ETL start moved to 03:00").
+_PAIRS = {("kicks", "off"): "starts", ("kick", "off"): "start", ("kicked", "off"): "started"}
+
+
+def _same_slot(words: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for word in words:
+        joined = _PAIRS.get((out[-1], word)) if out else None
+        if joined:
+            out[-1] = joined
+        else:
+            out.append(word)
+    return tuple(out)
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -367,7 +382,7 @@ def read(text: str) -> Parts:
         initial=first.lower() if first[:1].isupper() and first.lower() not in FILLER else "",
         text=folded,
         normalized=normalize_statement(text),
-        words=tuple(w for t in found for w in ABBREVIATIONS.get(t.lower(), t.lower()).split()),
+        words=_same_slot(tuple(w for t in found for w in ABBREVIATIONS.get(t.lower(), t.lower()).split())),
         capitalised=capitalised,
         change=bool(CHANGE_CUE.search(folded)),
         negated=bool(NEGATION.search(folded)),
