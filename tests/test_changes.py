@@ -322,6 +322,15 @@ FORMS = [
         "02:00",
         "restore test start moved to 04:00 UTC",
     ),
+    (
+        '"lives on" is "hosted on"',
+        "The developer portal is hosted on ReadMe.",
+        "developer portal lives on mintlify",
+        "developer portal",
+        "mintlify",
+        "ReadMe",
+        "developer blog lives on mintlify",
+    ),
 ]
 
 
