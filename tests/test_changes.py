@@ -331,6 +331,15 @@ FORMS = [
         "ReadMe",
         "developer blog lives on mintlify",
     ),
+    (
+        "a title before a name in lower case ('ms okafor')",
+        "The chemistry lab technician is Mr. Doyle.",
+        "chemistry lab technician is ms okafor",
+        "chemistry lab technician",
+        "okafor",
+        "Doyle",
+        "chemistry lab safety officer is ms okafor",
+    ),
 ]
 
 

@@ -364,6 +364,13 @@ def _same_slot(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+# A title before a name says someone, in lower case too ("ms okafor", "Dr. Lin"); the title
+# itself is no part of the subject ("Mr. Doyle" / "ms okafor"). "dr" with its full stop only
+# ("the DR site" is disaster recovery).
+_TITLES = frozenset("mr mrs ms mx dr prof".split())
+_TITLED = re.compile(r"\b(?:mr|mrs|ms|mx|prof)\.?\s+([a-z][\w'-]*)|\bdr\.\s*([a-z][\w'-]*)", re.I)
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -374,7 +381,8 @@ def read(text: str) -> Parts:
     elif PAST.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
-    capitalised = _capitalised(folded, found) | _answer_to_who(folded, found)
+    titled = frozenset((m.group(1) or m.group(2)).lower() for m in _TITLED.finditer(folded))
+    capitalised = _capitalised(folded, found) | _answer_to_who(folded, found) | titled
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
@@ -383,7 +391,14 @@ def read(text: str) -> Parts:
         initial=first.lower() if first[:1].isupper() and first.lower() not in FILLER else "",
         text=folded,
         normalized=normalize_statement(text),
-        words=_same_slot(tuple(w for t in found for w in ABBREVIATIONS.get(t.lower(), t.lower()).split())),
+        words=_same_slot(
+            tuple(
+                w
+                for t in found
+                if not (titled and t.lower() in _TITLES)
+                for w in ABBREVIATIONS.get(t.lower(), t.lower()).split()
+            )
+        ),
         capitalised=capitalised,
         change=bool(CHANGE_CUE.search(folded)),
         negated=bool(NEGATION.search(folded)),

@@ -262,17 +262,19 @@ def another_thing(p: Pair) -> bool:
 
 def one_subject(p: Pair) -> bool:
     """With no cue, both name the whole of each other's subject, or, between short statements,
-    the newer names nothing new and the older only one word more ("the default branch of the
-    mobile app repo is develop" / "default branch on the mobile repo is main"), where neither names
-    an id the other does not ("on-call for sso-bridge" / "on-call for k8s-prod": a prefix of one
-    id covers another, "deploy-bot" / "deploy")."""
+    the newer names nothing new, the older one or two words more, and the newer states a value
+    the older does not ("the default branch of the mobile app repo is develop" / "default branch
+    on the mobile repo is main"), where neither names an id the other does not ("on-call for
+    sso-bridge" / "on-call for k8s-prod": a prefix of one id covers another, "deploy-bot" /
+    "deploy")."""
     if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
         return True
     extra = len(p.own_words[0])
     return (
         max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
         and p.cover_b >= IMPLICIT_CHANGE_COVER
-        and (extra == 1 or (extra == 2 and _says_new_value(p)))
+        and extra in (1, 2)
+        and _says_new_value(p)
         and ids(p.a.text) == ids(p.b.text)
     )
 
