@@ -340,6 +340,15 @@ FORMS = [
         "Doyle",
         "chemistry lab safety officer is ms okafor",
     ),
+    (
+        '"this term" says when, not which thing',
+        "The grad seminar is on Tuesdays.",
+        "grad seminar is thursdays this term",
+        "grad seminar",
+        "thursdays",
+        "Tuesdays",
+        "grad reading group is thursdays this term",
+    ),
 ]
 
 
