@@ -692,3 +692,22 @@ def qualified_alike(mine: Split, theirs: Split) -> Split:
         return mine
     values = {k: vs - same for k, vs in mine.values.items() if vs - same}
     return Split(mine.subject | same, values, mine.qualifiers | same)
+
+
+_HOURS = frozenset({"hour", "hours"})
+
+
+def hours_alike(mine: Split, parts: Parts, other: Parts) -> Split:
+    """ "12h" is twelve hours, not noon, where the other statement counts hours ("Ticket SLA for
+    P2 is 8 hours." / "p2 sla 12h")."""
+    if not any(w in _HOURS and _number(p) for p, w in zip(other.words, other.words[1:], strict=False)):
+        return mine
+    said = {w for w in parts.words if re.fullmatch(r"\d{1,2}h", w)}
+    if not said:
+        return mine
+    times = mine.values.get("time", frozenset()) - {_time(w) for w in said}
+    values = {k: v for k, v in mine.values.items() if k != "time"}
+    if times:
+        values["time"] = times
+    values["number"] = values.get("number", frozenset()) | {w[:-1] for w in said}
+    return Split(mine.subject | {"hour"}, values, mine.qualifiers)

@@ -30,6 +30,7 @@ from teamlore.workers.claim_parts import (
     Split,
     abbreviated,
     counted_in_words,
+    hours_alike,
     qualified_alike,
     read,
     spelled_out,
@@ -292,6 +293,8 @@ class HeuristicResolver:
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
         # "The patch 1.4 release ..." / "1.4 slips to june 19": which release in both.
         sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
+        # "8 hours" / "12h": hours, not noon.
+        sa, sb = hours_alike(sa, a, b), hours_alike(sb, b, a)
         # "two weeks" / "3-week sprints": a count in words.
         sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # "my mistake, 230 pallets" / "The warehouse has 320 pallets of stock.": a value, not which.
