@@ -358,6 +358,15 @@ FORMS = [
         "4 hours",
         "the P1 standup is 2h",
     ),
+    (
+        "a value in lower case at the end, where the newer only leaves out another value",
+        "The weekend shift supervisor at the Derby site is Martin.",
+        "derby weekend supervisor = anika",
+        "weekend supervisor",
+        "anika",
+        "Martin",
+        "derby weekend canteen = anika",
+    ),
 ]
 
 

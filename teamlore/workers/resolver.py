@@ -280,7 +280,9 @@ class HeuristicResolver:
             sa = self._split(a, names | {lone}) if lone else sa
         # "the default branch of the mobile repo is develop" / "default branch on the mobile repo
         # is main": each ends on a plain word the other never says, where a value stands.
-        if not kinds_differing(sa, sb):
+        # The newer states no value the older does not (perhaps it only left one out: "leeds nights
+        # supervisor = kofi" / "The night shift supervisor at the Leeds site is Gary.").
+        if not any(sb.values[k] - sa.values[k] for k in kinds_differing(sa, sb)):
             ta, tb = self._tail(a, b), self._tail(b, a)
             if ta and tb:
                 sa = self._split(a, names | {ta, tb})
