@@ -367,6 +367,15 @@ FORMS = [
         "Martin",
         "derby weekend canteen = anika",
     ),
+    (
+        '"responsible for" is "owner"',
+        "The person responsible for EMEA partner renewals is Ines.",
+        "EMEA partner renewals owner = Bram",
+        "EMEA partner renewals",
+        "Bram",
+        "Ines",
+        "EMEA partner events owner = Bram",
+    ),
 ]
 
 
