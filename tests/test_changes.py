@@ -376,6 +376,15 @@ FORMS = [
         "Ines",
         "EMEA partner events owner = Bram",
     ),
+    (
+        "a new value in lower case beside a name both keep",
+        "The Leipzig warehouse ships all our DACH orders.",
+        "DACH orders ship out of the erfurt warehouse",
+        "DACH orders warehouse",
+        "erfurt",
+        "Leipzig",
+        "DACH returns ship out of the erfurt warehouse",
+    ),
 ]
 
 

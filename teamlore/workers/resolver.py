@@ -267,7 +267,16 @@ class HeuristicResolver:
         # The rest of the older subject must be named again: the lone word stands in the name's
         # place, not beside other words of another statement ("the Drift infra work is blocked
         # on MOBILE-6282" / "the infra sync moves to Monday").
-        if kinds_differing(sa, sb):
+        # Only the older's names gone may be others it named besides ("The Rotterdam warehouse
+        # ships all our EU orders." / "EU orders ship out of the antwerp warehouse").
+        gone = sa.values.get("name", frozenset()) - sb.values.get("name", frozenset())
+        if any(sb.values[k] - sa.values[k] for k in kinds_differing(sa, sb)):
+            pass
+        elif gone and kinds_differing(sa, sb) == ("name",) and not gone & frozenset(b.words):
+            need = CORRECTION_COVER if b.correction else LONE_COVER
+            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= need else ""
+            sb = self._split(b, names | {lone}) if lone else sb
+        elif kinds_differing(sa, sb):
             pass
         elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
             # A correction leans on what it corrects: half the subject ("wait no, samples go to
