@@ -385,6 +385,15 @@ FORMS = [
         "Leipzig",
         "DACH returns ship out of the erfurt warehouse",
     ),
+    (
+        '"doesn\'t ... anymore" is a negation',
+        "The front office prints badges on Dymo printers.",
+        "the front office doesn't print badges on Dymo printers anymore, it's all Brother now",
+        "front office badges printers",
+        "Brother",
+        "The front office prints",
+        "the warehouse doesn't use Dymo printers anymore",
+    ),
 ]
 
 
