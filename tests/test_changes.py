@@ -394,6 +394,15 @@ FORMS = [
         "The front office prints",
         "the warehouse doesn't use Dymo printers anymore",
     ),
+    (
+        '"passed" and "failed" are statuses',
+        "Build 1204 passed QA.",
+        "correction: build 1204 failed the smoke test",
+        "build 1204",
+        "failed",
+        "passed",
+        "correction: build 1205 failed the smoke test",
+    ),
 ]
 
 
