@@ -403,6 +403,15 @@ FORMS = [
         "passed",
         "correction: build 1205 failed the smoke test",
     ),
+    (
+        '"comes from X" names the new value, not the old one',
+        "Our main supplier for coffee beans is Roastery.",
+        "coffee beans now come from Bergbohne, roastery couldn't keep up",
+        "coffee beans",
+        "Bergbohne",
+        "Our main supplier",
+        "coffee filters now come from Bergbohne, roastery couldn't keep up",
+    ),
 ]
 
 
