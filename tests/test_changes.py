@@ -412,6 +412,15 @@ FORMS = [
         "Our main supplier",
         "coffee filters now come from Bergbohne, roastery couldn't keep up",
     ),
+    (
+        "a negated amount said without its currency",
+        "Wen approves all expense claims over $300.",
+        "wen doesn't approve expense claims >300 anymore, the finance queue does",
+        "expense claims",
+        "finance queue",
+        "Wen approves",
+        "the travel desk doesn't approve bookings >300 anymore",
+    ),
 ]
 
 
