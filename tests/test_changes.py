@@ -421,6 +421,15 @@ FORMS = [
         "Wen approves",
         "the travel desk doesn't approve bookings >300 anymore",
     ),
+    (
+        "a negation of the plain word the older ends on",
+        "The canteen takes meal vouchers.",
+        "the canteen no longer takes vouchers, card only",
+        "canteen",
+        "card only",
+        "meal vouchers",
+        "the canteen no longer takes cash, card only",
+    ),
 ]
 
 
@@ -539,6 +548,13 @@ GUARDS = [
         "we're not using FedEx for returns anymore",
         "FedEx",
         "we're not using FedEx anymore, everything goes DPD",
+    ),
+    (
+        "a negation of the older's last word, said of another thing",
+        "The canteen takes meal vouchers.",
+        "the gym no longer takes vouchers",
+        "vouchers",
+        "the canteen no longer takes vouchers, card only",
     ),
 ]
 
