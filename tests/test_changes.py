@@ -430,6 +430,15 @@ FORMS = [
         "meal vouchers",
         "the canteen no longer takes cash, card only",
     ),
+    (
+        "a correction that puts the old value in the past",
+        "Open enrollment closes on Nov 30.",
+        "correction: open enrollment closes nov 22, nov 30 was last year's date",
+        "open enrollment",
+        "nov 22",
+        "Nov 30.",
+        "open enrollment closed nov 22 last year",
+    ),
 ]
 
 
