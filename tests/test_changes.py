@@ -439,6 +439,15 @@ FORMS = [
         "Nov 30.",
         "open enrollment closed nov 22 last year",
     ),
+    (
+        "a bare hour after 'at' where the older says a time",
+        "The pharmacy closes at 6:30pm.",
+        "pharmacy now closes at 7",
+        "pharmacy",
+        "at 7",
+        "6:30pm",
+        "pharmacy now has 7 staff",
+    ),
 ]
 
 

@@ -36,6 +36,7 @@ from teamlore.workers.claim_parts import (
     spelled_out,
     split,
     stem,
+    timed_alike,
     tokens,
     value_kind,
     valued_beside,
@@ -328,6 +329,8 @@ class HeuristicResolver:
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
         # "The patch 1.4 release ..." / "1.4 slips to june 19": which release in both.
         sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
+        # "öffnet um 11:30" / "macht um 12 auf": a time.
+        sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
         # "8 hours" / "12h": hours, not noon.
         sa, sb = hours_alike(sa, a, b), hours_alike(sb, b, a)
         # "two weeks" / "3-week sprints": a count in words.
