@@ -769,3 +769,28 @@ def test_an_answer_to_who_names_someone_the_channel_has_not_heard_from(tmp_path)
     assert any(t.startswith("kenji") for t in current), current
     assert older not in current, current
     assert older in _current(data, "C2", "billing service")
+
+
+def test_a_thread_answer_that_opens_with_sorry_corrects_the_earlier_answer(tmp_path):
+    """ "sorry, 4401" under "what's the cost center for the offsite?" corrects the answer given
+    there before; the control, the same answer without "sorry" a few minutes later, is two
+    answers at about the same time (contested), and retires nothing."""
+    data = tmp_path / "store"
+    lines = []
+    for channel, answer in (
+        ("C1", "sorry, 4401 - 4410 is marketing's"),
+        ("C2", "4401 - 4410 is marketing's"),
+    ):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", "what's the cost center for the offsite?"),
+            _line(
+                channel, "1.2", "2026-01-05T10:05:00Z", "Use cost center 4410 for the offsite.", thread="1.1"
+            ),
+            _line(channel, "1.3", "2026-01-05T10:20:00Z", answer, thread="1.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "cost center offsite")
+    assert any("4401" in t for t in current), current
+    assert not any("4410 for the offsite" in t for t in current), current
+    control = _current(data, "C2", "cost center offsite")
+    assert any("4410 for the offsite" in t for t in control), control
