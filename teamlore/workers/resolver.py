@@ -191,7 +191,8 @@ def _last_word_stopped(p: Pair) -> bool:
     if len(p.sa.subject) > MEANING_MAX_SUBJECT:
         return False
     plain = [w for w in p.a.words if w.isalpha() and w not in FILLER and w not in CUE_WORDS]
-    if not plain or len(plain[-1]) < 4:
+    # A name it ends on is its value: ``_only_value_stopped`` ("not using FedEx for returns").
+    if not plain or len(plain[-1]) < 4 or plain[-1] in p.sa.values.get("name", frozenset()):
         return False
     last = stem(plain[-1])
     own = set(p.own_words[1])
