@@ -448,6 +448,15 @@ FORMS = [
         "6:30pm",
         "pharmacy now has 7 staff",
     ),
+    (
+        '"shows up as" renames',
+        "The internal wiki is called Compass.",
+        "compass shows up as 'Team Hub' in the sidebar now",
+        "compass",
+        "Team Hub",
+        "is called Compass",
+        "the release notes show up as 'Team Hub' in the sidebar now",
+    ),
 ]
 
 

@@ -200,7 +200,9 @@ NEGATION = re.compile(
     re.I,
 )
 RENAME = re.compile(
-    r"\b(renamed|rebranded|now called|is called|now named|umbenannt|renommé|renombrado|renomeado)\b", re.I
+    r"\b(renamed|rebranded|now called|is called|now named|umbenannt|renommé|renombrado|renomeado|"
+    r"shows up as|renombr\w+|renome\w+)\b",  # "lighthouse shows up as 'Admin Hub' in the nav now"
+    re.I,
 )
 # What a thread answer carries after its statement: "(re: who owns billing?)" is context, not a question.
 _CONTEXT = re.compile(r"\s*\(re: [^)]*\)\s*$")
