@@ -580,7 +580,7 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
     value beside the same word, on the same side ("my mistake, 230 pallets" / "The warehouse has
     320 pallets of stock."; "correction, bay 9" / "Returned stock goes in bay 7.")."""
     numbers = theirs.values.get("number")
-    if not numbers or not mine.qualifiers:
+    if not numbers:
         return mine
     beside = {
         (side, stem(near))
@@ -594,7 +594,8 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
         for i, word in enumerate(parts.words)
         if (kind := value_kind(word, frozenset())) is not None
         and kind[0] == "number"
-        and kind[1] in mine.qualifiers
+        # Or read as part of a name ("We're on Unity 2022.3 LTS." / "6000.0 LTS as of last week").
+        and (kind[1] in mine.qualifiers or kind[1] in mine.subject)
         and (
             (-1, stem(parts.words[i - 1] if i else "")) in beside
             or (1, stem(_at(parts.words, i + 1))) in beside
