@@ -457,6 +457,15 @@ FORMS = [
         "is called Compass",
         "the release notes show up as 'Team Hub' in the sidebar now",
     ),
+    (
+        "a letter and a number for a word and that number ('y9' / 'year 9')",
+        "The school's head of year 9 is Mrs. Ortega.",
+        "head of y9 is mr huang",
+        "head of year",
+        "huang",
+        "Ortega",
+        "head of y10 is mr huang",
+    ),
 ]
 
 

@@ -749,3 +749,22 @@ def timed_alike(mine: Split, parts: Parts, theirs: Split) -> Split:
         del values["number"]
     values["time"] = values.get("time", frozenset()) | {_time(w) for w in hours}
     return Split(mine.subject, values, mine.qualifiers)
+
+
+def lettered(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A letter and a number stand for a word and that number the other statement says in a row
+    ("head of y8" / "head of year 8", "t2 escalations" / "Tier 2 escalations")."""
+    for word in parts.words:
+        m = re.fullmatch(r"([a-z])(\d{1,3})", word)
+        if m is None or word in other.words:
+            continue
+        letter, digits = m.groups()
+        for spelled, number in zip(other.words, other.words[1:], strict=False):
+            if number == digits and spelled.isalpha() and spelled[0] == letter and len(spelled) > 2:
+                kind = value_kind(word, frozenset())
+                said = {kind[1]} if kind is not None else set()
+                values = {k: vs - said for k, vs in mine.values.items() if vs - said}
+                qualifiers = mine.qualifiers | ({digits} if digits in theirs.qualifiers else set())
+                subject = (mine.subject - {word, stem(word)}) | {stem(spelled), digits}
+                return Split(subject, values, qualifiers)
+    return mine

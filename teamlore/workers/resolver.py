@@ -31,6 +31,7 @@ from teamlore.workers.claim_parts import (
     abbreviated,
     counted_in_words,
     hours_alike,
+    lettered,
     qualified_alike,
     read,
     spelled_out,
@@ -330,6 +331,8 @@ class HeuristicResolver:
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
         # "The patch 1.4 release ..." / "1.4 slips to june 19": which release in both.
         sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
+        # "head of y8" / "head of year 8".
+        sa, sb = lettered(sa, a, b, sb), lettered(sb, b, a, sa)
         # "öffnet um 11:30" / "macht um 12 auf": a time.
         sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
         # "8 hours" / "12h": hours, not noon.
