@@ -425,7 +425,7 @@ def best_of(scores: np.ndarray, count: int) -> np.ndarray:
     return best
 
 
-def _inside(held: Sequence[np.ndarray], workspace: int, view: ResolvedView) -> np.ndarray:
+def _inside(held: Sequence[np.ndarray] | np.ndarray, workspace: int, view: ResolvedView) -> np.ndarray:
     """Per row of ``held`` (its workspace code and four bounds, one array each: valid_from,
     valid_to, recorded_from, recorded_to): inside the workspace and visible on both time axes of
     the view. The one place the semantic and keyword halves' time predicate is written."""
