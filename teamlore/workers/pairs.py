@@ -9,16 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from teamlore.workers.claim_parts import (
-    CHANGE_CUE,
-    FILLER,
-    NUMBER_WORDS,
-    Parts,
-    Split,
-    stem,
-    tokens,
-    value_kind,
-)
+from teamlore.workers.claim_parts import CHANGE_CUE, FILLER, Parts, Split, stem, tokens, value_kind
 
 # A change with no cue at all needs the whole subject on both sides: chat restates many-valued
 # things in near words ("I went to the pottery class" / "... the support group"), and a change
@@ -30,9 +21,7 @@ IMPLICIT_CHANGE_COVER = 1.0
 # train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
 MEANING_MAX_SUBJECT = 6
 
-# Words of the cue phrases: they say how the statement relates, not what it is about ("MRR hit
-# 432k": "hit" and "reached" only here, not as change cues, where "is at 9:45" was read as one;
-# "ship out of").
+# Words of the cue phrases: they say how the statement relates, not what it is about.
 CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
     "switches migrated migrating replaced replacing longer instead changed changes changing raised "
@@ -41,7 +30,7 @@ CUE_WORDS = frozenset(
     "expanded shrunk grew dropped went goes reassigned transferred since nowadays "
     "correction correcting meant sorry mistake bad stand corrected typo wrong misread actually oops "
     "think believe guess heard maybe might probably perhaps possibly iirc afaik apparently pretty "
-    "someone somebody said says told rumour rumor confirm confirms not no hit reached out".split()
+    "someone somebody said says told rumour rumor confirm confirms not no".split()
 )
 
 
@@ -62,15 +51,10 @@ class Pair:
 
     @property
     def kept_values(self) -> frozenset[str]:
-        """Values both state (what a negation in the newer one says has stopped); an amount is a
-        number said without its currency too ("refunds over $500" / "refunds >500")."""
-        same = frozenset(
+        """Values both state (what a negation in the newer one says has stopped)."""
+        return frozenset(
             v for k, vs in self.sa.values.items() for v in vs & self.sb.values.get(k, frozenset())
         )
-        empty: frozenset[str] = frozenset()
-        money_a, money_b = self.sa.values.get("money", empty), self.sb.values.get("money", empty)
-        numbers_a, numbers_b = self.sa.values.get("number", empty), self.sb.values.get("number", empty)
-        return same | (money_a & numbers_b) | (numbers_a & money_b)
 
     @property
     def substituted(self) -> bool:
@@ -268,31 +252,23 @@ def another_thing(p: Pair) -> bool:
 
 def one_subject(p: Pair) -> bool:
     """With no cue, both name the whole of each other's subject, or, between short statements,
-    the newer names nothing new, the older one or two words more, and the newer states a value
-    the older does not ("the default branch of the mobile app repo is develop" / "default branch
-    on the mobile repo is main"), where neither names an id the other does not ("on-call for
-    sso-bridge" / "on-call for k8s-prod": a prefix of one id covers another, "deploy-bot" /
-    "deploy")."""
+    the newer names nothing new and the older only one word more ("the default branch of the
+    mobile app repo is develop" / "default branch on the mobile repo is main"), where neither names
+    an id the other does not ("on-call for sso-bridge" / "on-call for k8s-prod": a prefix of one
+    id covers another, "deploy-bot" / "deploy")."""
     if p.cover_a >= IMPLICIT_CHANGE_COVER and p.cover_b >= IMPLICIT_CHANGE_COVER:
         return True
-    extra = len(p.own_words[0])
     return (
         max(len(p.sa.subject), len(p.sb.subject)) <= MEANING_MAX_SUBJECT
         and p.cover_b >= IMPLICIT_CHANGE_COVER
-        and extra in (1, 2)
-        and _says_new_value(p)
+        and len(p.own_words[0]) == 1
         and ids(p.a.text) == ids(p.b.text)
     )
 
 
-def _says_new_value(p: Pair) -> bool:
-    """The newer states a value the older does not, of a kind both state: not only one the older
-    said and the newer left out ("Ms. Lindqvist teaches Year 10 chemistry." / "y10 chem is with
-    lindqvist")."""
-    return any(p.sb.values[k] - p.sa.values[k] for k in p.differing)
-
-
-_NUMBER_WORDS = NUMBER_WORDS
+_NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
 # "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
 _DELTA = re.compile(
     r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"
