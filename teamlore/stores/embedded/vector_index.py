@@ -219,7 +219,7 @@ class VectorIndex:
                 channel = int(self._ch[at])
                 inside = int(np.searchsorted(self._members[channel], at))
                 self._member_bounds[channel][1:, inside] = (r[3], r[4], r[5], r[6])
-                self._row[at] = self._place(int(self._ch[at]), r[7], loaded)
+                self._row[at] = self._place(channel, r[7], loaded)
                 if self._postings is not None and not self._texts(r)[0]:
                     self._postings.drop(at)
         if fresh:
