@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pytest
 
 from teamlore.capabilities import views
@@ -73,7 +72,11 @@ def test_the_gate_withholds_messages_a_broken_index_lets_through(bare, monkeypat
     )
     put(bare, event("The cafeteria serves tacos on Friday.", channel="CPUB"))
     # A backend bug: the in-memory index forgets scope and time.
-    monkeypatch.setattr(Conversations, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
+    monkeypatch.setattr(
+        Conversations,
+        "_scope_parts",
+        lambda self, scope, view: [(c, self._members[c], self._member_rows[c]) for c in self._members],
+    )
     result = bare.reader.search("Globex renewal price", Scope(WS, ["CPUB"]), mode=SearchMode.SEMANTIC)
     assert all(h.channel == "CPUB" for h in result.hits)
     assert result.receipt.withheld.get("out_of_scope") == 1

@@ -412,4 +412,10 @@ def test_rows_closed_after_the_index_read_them_leave_the_scope_as_in_the_file(tm
         for scope, view in itertools.product(_scopes(), _views(lore.clock())):
             expected = sorted(r[0] for r in _visible_rows(rows, scope, view))
             assert sorted(int(v) for v in index._vid[index._visible(scope, view)]) == expected
+            # and those of them holding a vector, as the semantic halves read them
+            holding = index._held(index._scope_parts(scope, view))
+            with_vector = sorted(r[0] for r in _visible_rows(rows, scope, view) if r[7] is not None)
+            assert sorted(int(v) for _, positions, _ in holding for v in index._vid[positions]) == with_vector
+            # each read with the vector it holds now (a message's context changed: a new vector)
+            assert all((rows == index._row[positions]).all() for _, positions, rows in holding)
     lore.close()

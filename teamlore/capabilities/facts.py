@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -116,7 +115,6 @@ class FactReader:
         self._clock = clock
         # None: facts only (a reader of a store with no message index).
         self._message_side = None if index is None else MessageSide(index, messages, backend)
-        self._pool: ThreadPoolExecutor | None = None  # runs the message half of a search
         # Compares current facts across the channels of a read (``across_channels``).
         self._resolver = resolver
 
@@ -264,17 +262,13 @@ class FactReader:
         tuple[builtins.list[FactView], WithheldCounter],
         builtins.list[RawMessageHit],
     ]:
-        """The two raw queries side by side (SQLite and numpy release the GIL, so a hybrid search
-        costs about its slower half, not the sum), and the fact hits gated while the message
-        half, the slower, is still running."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="message-search")
-        pending = self._pool.submit(messages, want)
-        try:
-            raw_facts = facts(want)
-            gated = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
-        finally:
-            raw_messages = pending.result()
+        """The two raw queries, one after the other, and the fact hits gated. Not side by side:
+        the halves' numpy and SQLite calls are short, so two threads mostly wait for each other's
+        GIL (docs/benchmarks.md, stop 35), and a serving process's requests already use the
+        cores."""
+        raw_messages = messages(want)
+        raw_facts = facts(want)
+        gated = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
         return raw_facts, gated, raw_messages
 
     def _serve(

@@ -140,14 +140,17 @@ class Conversations(VectorIndex):
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
-            visible = self._visible(scope, view)
+            parts = self._scope_parts(scope, view)
+            if not parts:
+                return []
+            visible = np.concatenate([positions for _, positions, _ in parts])
             if visible.size == 0:
                 return []
             slots = len(self._parent_key)
             row_of_slot = np.full(slots, -1, np.int64)
             row_of_slot[self._row_slot[visible]] = visible
             keyword = self._keyword_part(scores.keyword, slots) if scores.keyword is not None else None
-            cosines = _Cosines(self, scores, visible, slots) if scores.vector is not None else None
+            cosines = _Cosines(self, scores, self._held(parts), slots) if scores.vector is not None else None
             # Only a visible message can be returned: the spread is computed at those alone.
             shown = np.flatnonzero(row_of_slot >= 0)
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
@@ -212,25 +215,24 @@ class _Cosines:
     cosine below the query's floor), per slot. ``rough``: from the int8 first pass, exact only for
     the best rows until ``exact`` puts more of them right."""
 
-    def __init__(self, index: Conversations, scores: Scores, visible: np.ndarray, slots: int) -> None:
+    def __init__(
+        self, index: Conversations, scores: Scores, held: list[tuple[int, np.ndarray, np.ndarray]], slots: int
+    ) -> None:
         assert scores.vector is not None
         self._index, self._vector, self._least = index, scores.vector, scores.floor
         self.part = np.zeros(slots)
-        held = visible[index._row[visible] >= 0]
-        self.rough = held.size >= index.rough_from
+        self.rough = sum(positions.size for _, positions, _ in held) >= index.rough_from
         self._floor = self._top = 0.0
-        if held.size == 0:
+        if not held:
             return
+        positions, cosines = index._scored(self._vector, held, self.rough)
         if self.rough:
-            cosines = index._rough(self._vector, held)
             best = best_of(cosines, index.rescore)
-            cosines[best] = index._cosines(self._vector, held[best])
-        else:
-            cosines = index._cosines(self._vector, held)
+            cosines[best] = index._cosines(self._vector, positions[best])
         self._top = float(cosines.max())
         # The floor stays below the best, so even a channel of one message can be found by meaning.
         self._floor = min(float(np.median(cosines)), self._top - MIN_SPAN)
-        self._put(held, cosines)
+        self._put(positions, cosines)
 
     def exact(self, rows: np.ndarray) -> None:
         """Score ``rows`` (positions; -1 and rows with no vector are skipped) from exact cosines."""

@@ -6,7 +6,6 @@ import functools
 import json
 import sqlite3
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -112,7 +111,6 @@ class EmbeddedFactBackend:
         self._db = db
         self._audit = audit
         self._index = FactIndex()
-        self._beside: ThreadPoolExecutor | None = None  # the semantic half of a hybrid search
         with db.transaction() as conn:
             subjects.build_once(conn)
 
@@ -150,15 +148,8 @@ class EmbeddedFactBackend:
         limit: int,
         floor: float = -1.0,
     ) -> list[RawHit]:
-        # The two halves side by side, as the reader runs the fact and message halves: SQLite
-        # and numpy release the GIL, so this costs about the slower half, not the sum.
-        if self._beside is None:
-            self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fact-semantic")
-        pending = self._beside.submit(self._semantic, vector, scope, view, limit, floor)
-        try:
-            keyword = self._keyword(text, scope, view, limit)
-        finally:
-            semantic = pending.result()
+        keyword = self._keyword(text, scope, view, limit)
+        semantic = self._semantic(vector, scope, view, limit, floor)
         fused: dict[str, float] = {}
         facts: dict[str, Fact] = {}
         for hits in (keyword, semantic):

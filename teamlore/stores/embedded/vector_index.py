@@ -134,7 +134,7 @@ def _dot8(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """``matrix @ query`` in numpy's own single-threaded loop, not BLAS: a matrix-vector product
     is bound by memory, and BLAS threads on a shared 2-core machine wait for a core (about 12 ms a
-    call under load) while the two halves of a hybrid search already run side by side. Each row's
+    call under load) while a serving process answers other requests on the other. Each row's
     result depends on that row alone, whatever the block's size."""
     product: np.ndarray = np.einsum("ij,j->i", matrix, query)
     return product
@@ -178,6 +178,7 @@ class VectorIndex:
         # channel code -> its rows' workspace and four bounds, in the order of ``_members`` (a
         # scope's visibility is then read from contiguous arrays, not gathered row by row)
         self._member_bounds: dict[int, np.ndarray] = {}
+        self._member_rows: dict[int, np.ndarray] = {}  # channel code -> ``_row`` of its rows, same order
         self._blocks: dict[int, _Block] = {}  # channel code -> its vectors
         self._home: dict[str, tuple[int, int]] = {}  # embedding key -> (channel, row) first held
         self._postings = Postings(self._keyword_weights) if self._keyword_weights else None
@@ -219,7 +220,7 @@ class VectorIndex:
                 channel = int(self._ch[at])
                 inside = int(np.searchsorted(self._members[channel], at))
                 self._member_bounds[channel][1:, inside] = (r[3], r[4], r[5], r[6])
-                self._row[at] = self._place(channel, r[7], loaded)
+                self._row[at] = self._member_rows[channel][inside] = self._place(channel, r[7], loaded)
                 if self._postings is not None and not self._texts(r)[0]:
                     self._postings.drop(at)
         if fresh:
@@ -301,9 +302,11 @@ class VectorIndex:
             held = self._members.get(channel)
             if held is None:
                 self._members[channel], self._member_bounds[channel] = added, bounds
+                self._member_rows[channel] = self._row[added]
             else:
                 self._members[channel] = np.concatenate([held, added])
                 self._member_bounds[channel] = np.concatenate([self._member_bounds[channel], bounds], axis=1)
+                self._member_rows[channel] = np.concatenate([self._member_rows[channel], self._row[added]])
 
     def _absorbed(self, fresh: list[sqlite3.Row], start: int) -> None:
         """Rows ``fresh`` now sit at positions ``start``...: a subclass keeps its own arrays."""
@@ -332,14 +335,14 @@ class VectorIndex:
         with self._lock:
             if len(self._vid) == 0 or limit <= 0:
                 return []
-            candidates = self._visible(scope, view)
-            candidates = candidates[self._row[candidates] >= 0]
-            if candidates.size == 0:
+            held = self._held(self._scope_parts(scope, view))
+            if not held:
                 return []
-            if candidates.size >= self.rough_from:  # the int8 first pass (see the module)
-                rough = self._rough(vector, candidates)
-                candidates = candidates[best_of(rough, max(self.rescore, 4 * limit))]
-            scores = self._cosines(vector, candidates)
+            rough = sum(part.size for _, part, _ in held) >= self.rough_from  # the int8 first pass
+            candidates, scores = self._scored(vector, held, rough)
+            if rough:
+                candidates = candidates[best_of(scores, max(self.rescore, 4 * limit))]
+                scores = self._cosines(vector, candidates)
             close = scores >= floor
             candidates, scores = candidates[close], scores[close]
             if candidates.size > limit:
@@ -353,11 +356,6 @@ class VectorIndex:
         """Cosine of each row at ``positions`` (all holding a vector) with ``vector``."""
         query = np.asarray(vector, np.float32)
         return self._per_channel(positions, lambda block, rows: block.scores(query, rows))
-
-    def _rough(self, vector: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """``_cosines`` from the int8 codes: within about 0.002 of it (see the module)."""
-        code, scale = _code(np.asarray(vector, np.float32))
-        return self._per_channel(positions, lambda block, rows: block.rough(code, scale, rows))
 
     def _per_channel(
         self, positions: np.ndarray, score: Callable[[_Block, np.ndarray], np.ndarray]
@@ -377,16 +375,50 @@ class VectorIndex:
         """The codes of the scope's channels held here, ascending."""
         return sorted({self._channels.lookup(c) for c in scope.channels} & self._members.keys())
 
+    def _scope_parts(self, scope: Scope, view: ResolvedView) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Per channel of the scope held here, ascending: its code, the positions (ascending) of
+        its rows inside the scope and visible on both time axes of the view, and those rows'
+        places in the channel's block (-1: no vector). Read from each channel's contiguous arrays;
+        only the scope's channels are looked at."""
+        workspace = self._workspaces.lookup(scope.workspace)
+        parts = []
+        for code in self._channel_codes(scope):
+            keep = _inside(self._member_bounds[code], workspace, view)
+            parts.append((code, self._members[code][keep], self._member_rows[code][keep]))
+        return parts
+
+    @staticmethod
+    def _held(parts: list[tuple[int, np.ndarray, np.ndarray]]) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """``parts`` (``_scope_parts``) narrowed to the rows holding a vector; empty parts left out."""
+        narrowed = []
+        for code, positions, rows in parts:
+            has = rows >= 0
+            if has.any():
+                narrowed.append((code, positions[has], rows[has]))
+        return narrowed
+
+    def _scored(
+        self, vector: np.ndarray, held: list[tuple[int, np.ndarray, np.ndarray]], rough: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The positions of ``held`` (``_held``), channel by channel, and each one's cosine with
+        ``vector`` (``rough``: from the int8 codes, see the module): each channel's block scored
+        with no mask to split the positions by channel."""
+        query = np.asarray(vector, np.float32)
+        if rough:
+            code, scale = _code(query)
+            scores = [self._blocks[channel].rough(code, scale, rows) for channel, _, rows in held]
+        else:
+            scores = [self._blocks[channel].scores(query, rows) for channel, _, rows in held]
+        if len(held) == 1:
+            return held[0][1], scores[0]
+        return np.concatenate([positions for _, positions, _ in held]), np.concatenate(scores)
+
     def _visible(self, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Positions, ascending, of the rows inside the scope and visible on both time axes of the
-        view; only the scope's channels are looked at."""
-        codes = self._channel_codes(scope)
-        if not codes:
+        view (``_scope_parts``)."""
+        parts = [positions for _, positions, _ in self._scope_parts(scope, view)]
+        if not parts:
             return np.zeros(0, np.int64)
-        parts = [
-            self._members[c][_inside(self._member_bounds[c], self._workspaces.lookup(scope.workspace), view)]
-            for c in codes
-        ]
         return parts[0] if len(parts) == 1 else _ascending(parts, len(self._vid))
 
     def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
