@@ -124,6 +124,7 @@ class Teamlore:
             clock,
             self.stores.message_index,
             HeuristicResolver(),
+            beside=fact_store is not None,
         )
 
         self.review = ReviewDesk(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -106,6 +107,7 @@ class FactReader:
         clock: Callable[[], datetime] = utc_now,
         index: MessageIndex | None = None,
         resolver: Resolver | None = None,
+        beside: bool = False,
     ) -> None:
         self._backend = backend
         self._messages = messages
@@ -115,6 +117,9 @@ class FactReader:
         self._clock = clock
         # None: facts only (a reader of a store with no message index).
         self._message_side = None if index is None else MessageSide(index, messages, backend)
+        # True where the facts are on a server: the fact half's round trip then runs on a thread
+        # beside the message half (``_both``).
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fact-search") if beside else None
         # Compares current facts across the channels of a read (``across_channels``).
         self._resolver = resolver
 
@@ -262,12 +267,19 @@ class FactReader:
         tuple[builtins.list[FactView], WithheldCounter],
         builtins.list[RawMessageHit],
     ]:
-        """The two raw queries, one after the other, and the fact hits gated. Not side by side:
-        the halves' numpy and SQLite calls are short, so two threads mostly wait for each other's
-        GIL (docs/benchmarks.md, stop 35), and a serving process's requests already use the
-        cores."""
-        raw_messages = messages(want)
-        raw_facts = facts(want)
+        """The two raw queries and the fact hits gated. Both halves in the file run one after the
+        other: their numpy and SQLite calls are short, so on two threads they mostly wait for each
+        other's GIL (docs/benchmarks.md, stop 35). Facts on a server are fetched on a thread
+        while the message half runs: a network wait holds no GIL."""
+        if self._pool is None:
+            raw_messages = messages(want)
+            raw_facts = facts(want)
+        else:
+            pending = self._pool.submit(facts, want)
+            try:
+                raw_messages = messages(want)
+            finally:
+                raw_facts = pending.result()
         gated = self._gate(raw_facts, scope, view, k=len(raw_facts) or 1)
         return raw_facts, gated, raw_messages
 
