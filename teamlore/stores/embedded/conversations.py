@@ -149,19 +149,22 @@ class Conversations(VectorIndex):
             slots = len(self._parent_key)
             row_of_slot = np.full(slots, -1, np.int64)
             row_of_slot[self._row_slot[visible]] = visible
-            keyword = self._keyword_part(scores.keyword, slots) if scores.keyword is not None else None
-            cosines = _Cosines(self, scores, self._held(parts), slots) if scores.vector is not None else None
+            # The halves' scores per slot, with one slot more, always 0: what a link of -1 (no
+            # neighbour there) reads in ``_spread``.
+            size = slots + 1
+            keyword = self._keyword_part(scores.keyword, size) if scores.keyword is not None else None
+            cosines = _Cosines(self, scores, self._held(parts), size) if scores.vector is not None else None
             # Only a visible message can be returned: the spread is computed at those alone.
             shown = np.flatnonzero(row_of_slot >= 0)
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
             wordy = self._row_wordy[row_of_slot[shown]]
-            spread = self._spread_all(_blend(keyword, cosines, slots), shown, wordy, scores.periods)
+            spread = self._spread_all(_blend(keyword, cosines, size), shown, wordy, scores.periods)
             if cosines is not None and cosines.rough:
                 chosen = best_of(spread, max(self.rescore, 4 * limit))
                 shown, wordy = shown[chosen], wordy[chosen]
                 around = np.concatenate([shown, *(links[shown] for links in self._neighbours())])
                 cosines.exact(row_of_slot[np.unique(around[around >= 0])])
-                spread = self._spread_all(_blend(keyword, cosines, slots), shown, wordy, scores.periods)
+                spread = self._spread_all(_blend(keyword, cosines, size), shown, wordy, scores.periods)
             positive = spread > 0
             candidates, spread = shown[positive], spread[positive]
             if candidates.size > limit:
@@ -200,12 +203,12 @@ class Conversations(VectorIndex):
         return inside
 
     def _spread(self, blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """At each of ``slots``: its blend plus its neighbours' share of theirs."""
+        """At each of ``slots``: its blend plus its neighbours' share of theirs (``blend``'s last
+        slot is 0: a link of -1, no neighbour, reads it)."""
         spread: np.ndarray = blend[slots]
         for step, links in enumerate(self._neighbours()):
             weight = SPREAD * (FAR if step % WINDOW else 1.0)  # steps: WINDOW before, then WINDOW after
-            neighbour = links[slots]
-            spread += weight * np.where(neighbour >= 0, blend[np.maximum(neighbour, 0)], 0.0)
+            spread += weight * blend[links[slots]]
         return spread
 
 
