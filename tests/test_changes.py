@@ -214,6 +214,15 @@ FORMS = [
         "2pm",
         "cafeteria lunch menu posts at 1:30pm",
     ),
+    (
+        "a negation of the older's one value, the two sharing no other word",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx anymore, everything goes DPD",
+        "FedEx",
+        "DPD",
+        "We ship parcels",
+        "we're not using Zoom anymore, everything goes Teams",
+    ),
 ]
 
 
@@ -318,6 +327,13 @@ GUARDS = [
         "Update: the launch has slipped from March 3 to March 17.",
         "launch comms plan",
         "The launch comms plan goes to sales by January 23 now.",
+    ),
+    (
+        "a negation of one use of the older's value the older does not name",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx for returns anymore",
+        "FedEx",
+        "we're not using FedEx anymore, everything goes DPD",
     ),
 ]
 

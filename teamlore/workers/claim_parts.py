@@ -193,7 +193,9 @@ HYPOTHETICAL = re.compile(r"^\s*if\b|\bwhat if\b|\bwould\b|\bsuppose\b|\bimagine
 # "renamed from X", "X got renamed", "X is now called": X is the value the newer statement retires.
 OLD_VALUE = re.compile(
     r"\b(?:from|instead of|in place of|rather than|no longer (?:use|uses|on|using|runs on|in|at)|"
-    r"replaced|not|não|nao|pas|nicht|no es)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
+    r"not (?:using|use|on|in|with)|replaced|not|não|nao|pas|nicht|no es)"
+    r"\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
+    r"|n't (?:using|use|run on)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"  # "we don't use DHL anymore"
     r"|\b([\w.@'-]+)\s+(?:was|were|has been|is being|got|is)\s+"
     r"(?:replaced|renamed|rebranded|retired|dropped)\b"
     r"|\b([\w.@'-]+)\s+(?:is no longer|isn't|não é mais|nao e mais|ist nicht mehr|n'est plus|ya no es)\b"

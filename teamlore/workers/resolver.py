@@ -25,6 +25,7 @@ from teamlore.workers.claim_parts import (
     CHANGE_CUE,
     CORRECTION_CUE,
     FILLER,
+    NEGATION,
     Parts,
     Split,
     read,
@@ -158,6 +159,23 @@ def _may_learn(p: Pair, similarity: float) -> bool:
     # one, and it names nothing in place of something the older names ("Nordic kickoff moved to
     # Wednesday." / "Nordic kickoff catering is handled by the Nordic kickoff committee.").
     return p.changed or substitutes(p)
+
+
+def _only_value_stopped(p: Pair) -> bool:
+    """The older states one value, a name, and the newer says that one stopped ("We ship orders
+    with DHL." / "we're not using DHL anymore, everything goes UPS"): however few words the two
+    share, the negated name is what the older is about."""
+    replaced = p.b.old_values - p.a.old_values
+    if set(p.sa.values) != {"name"} or not p.sa.values["name"] <= replaced:
+        return False
+    # Not one use of it the older does not name ("not using FedEx for returns anymore").
+    own = set(p.own_words[1])
+    for m in NEGATION.finditer(p.b.text):
+        said = tokens(m.group(0).lower())
+        after = said[next((i for i, t in enumerate(said) if t in replaced), len(said)) :]
+        if any(stem(t) in own for t in after):
+            return False
+    return True
 
 
 def _similarity(older: Claim, newer: Claim) -> float | None:
@@ -376,6 +394,8 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "a question asserts nothing")
         if p.b.negated and p.kept_values and p.cover_a >= CORRECTION_COVER and not p.b.hedged:
             return Judgement(Resolution.SUPERSEDES, "the newer statement says the older value stopped")
+        if p.b.negated and p.old_named and not p.b.hedged and _only_value_stopped(p):
+            return Judgement(Resolution.SUPERSEDES, "the newer statement says the older's one value stopped")
         if not p.changed:
             return self._repeated(p)
         return None
