@@ -335,6 +335,13 @@ GUARDS = [
         "FedEx",
         "we're not using FedEx anymore, everything goes DPD",
     ),
+    (
+        "a negation naming a place of its own beside the older's value",
+        "We ship parcels with FedEx.",
+        "the Leeds depot is not using FedEx anymore",
+        "FedEx",
+        "we're not using FedEx anymore, everything goes DPD",
+    ),
 ]
 
 

@@ -168,12 +168,13 @@ def _only_value_stopped(p: Pair) -> bool:
     replaced = p.b.old_values - p.a.old_values
     if set(p.sa.values) != {"name"} or not p.sa.values["name"] <= replaced:
         return False
-    # Not one use of it the older does not name ("not using FedEx for returns anymore").
+    # Not one use of it, nor one place, the older does not name ("not using FedEx for returns
+    # anymore", "the warehouse doesn't use Dymo printers anymore"): the negation's clause names
+    # no subject word of its own ("we're" and the cue's own "plus" are no thing).
     own = set(p.own_words[1])
-    for m in NEGATION.finditer(p.b.text):
-        said = tokens(m.group(0).lower())
-        after = said[next((i for i, t in enumerate(said) if t in replaced), len(said)) :]
-        if any(stem(t) in own for t in after):
+    for clause in re.split(r"[,;:!?—]|\.(?!\w)", p.b.text):
+        said = [t.lower() for t in tokens(clause) if "'" not in t and not CHANGE_CUE.fullmatch(t)]
+        if NEGATION.search(clause) and any(stem(t) in own for t in said):
             return False
     return True
 
