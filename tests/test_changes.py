@@ -223,6 +223,15 @@ FORMS = [
         "We ship parcels",
         "we're not using Zoom anymore, everything goes Teams",
     ),
+    (
+        '"doesn\'t ... anymore" is a negation',
+        "The front office prints badges on Dymo printers.",
+        "the front office doesn't print badges on Dymo printers anymore, it's all Brother now",
+        "front office badges printers",
+        "Brother",
+        "The front office prints",
+        "the warehouse doesn't use Dymo printers anymore",
+    ),
 ]
 
 

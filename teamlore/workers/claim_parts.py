@@ -180,7 +180,8 @@ PAST = re.compile(
 # The older value stops: "no longer open on saturdays", "not jira anymore", "on n'utilise plus".
 NEGATION = re.compile(
     r"\b(no longer|not .{0,40}(?:anymore|any more)|no more|nicht mehr|n'\w+ plus|ne \w+ plus|ya no|"
-    r"não .{0,30}mais|nao .{0,30}mais|isn't .{0,30}anymore)\b",
+    r"não .{0,30}mais|nao .{0,30}mais|isn't .{0,30}anymore)\b"
+    r"|(?<=\w)n't .{0,40}(?:anymore|any more)\b",  # "doesn't use paper MAR anymore"
     re.I,
 )
 RENAME = re.compile(
