@@ -232,6 +232,15 @@ FORMS = [
         "The front office prints",
         "the warehouse doesn't use Dymo printers anymore",
     ),
+    (
+        "a count said in words, where the other says a count too",
+        "The night shift has two security guards.",
+        "down to one security guard on the night shift",
+        "night shift security guards",
+        "one security guard",
+        "two security guards",
+        "one of the security guards on the night shift is new",
+    ),
 ]
 
 

@@ -12,9 +12,11 @@ from teamlore.workers.resolver import Claim, HeuristicResolver
 from teamlore.workers.retirement import RetirementJudge
 
 RETIRING = {"supersedes", "correction"}
+# The rules read a count in words ("one approval" / "two approvals"): the judge's cases say it in
+# a word that is no count ("a single approval").
 CHANGES = [
-    ("Code review needs one approval.", "code review now needs two approvals", "supersedes"),
-    ("The parking permit is valid for one year.", "parking permit now valid 2 yrs", "supersedes"),
+    ("Code review needs a single approval.", "code review now needs two approvals", "supersedes"),
+    ("The parking permit is valid for a single year.", "parking permit now valid 2 yrs", "supersedes"),
     ("The sprint demo is every other Friday.", "sprint demo is weekly now", "supersedes"),
     ("Returned laptops go in cabinet 3.", "correction, cabinet 5. 3 is for loaners", "correction"),
 ]

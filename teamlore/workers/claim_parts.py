@@ -505,3 +505,32 @@ def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
         subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
         return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
     return mine
+
+
+NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+
+
+def _counts_in_words(parts: Parts) -> dict[str, str]:
+    """Number words said as a count, before a word that is not filler ("two weeks", "one qa
+    contractor"; not "one of", "no one")."""
+    found = {}
+    for i, word in enumerate(parts.words):
+        following = parts.words[i + 1] if i + 1 < len(parts.words) else ""
+        if word in NUMBER_WORDS and following[:1].isalpha() and following not in FILLER:
+            found[word] = str(NUMBER_WORDS[word])
+    return found
+
+
+def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A count said in words is a number where the other statement says a count too ("Sprint
+    length is two weeks." / "we're doing 3-week sprints"; "two security guards" / "down to one")."""
+    said = {w: n for w, n in _counts_in_words(parts).items() if w in mine.subject}
+    if not said or "number" in mine.values:
+        return mine
+    if not ("number" in theirs.values or theirs.qualifiers or _counts_in_words(other)):
+        return mine
+    values = dict(mine.values)
+    values["number"] = frozenset(said.values())
+    return Split(mine.subject - said.keys(), values, mine.qualifiers)

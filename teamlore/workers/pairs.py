@@ -9,7 +9,16 @@ import os
 import re
 from dataclasses import dataclass
 
-from teamlore.workers.claim_parts import CHANGE_CUE, FILLER, Parts, Split, stem, tokens, value_kind
+from teamlore.workers.claim_parts import (
+    CHANGE_CUE,
+    FILLER,
+    NUMBER_WORDS,
+    Parts,
+    Split,
+    stem,
+    tokens,
+    value_kind,
+)
 
 # A change with no cue at all needs the whole subject on both sides: chat restates many-valued
 # things in near words ("I went to the pottery class" / "... the support group"), and a change
@@ -266,9 +275,7 @@ def one_subject(p: Pair) -> bool:
     )
 
 
-_NUMBER_WORDS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
-)
+_NUMBER_WORDS = NUMBER_WORDS
 # "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
 _DELTA = re.compile(
     r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"

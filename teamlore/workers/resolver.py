@@ -28,6 +28,7 @@ from teamlore.workers.claim_parts import (
     NEGATION,
     Parts,
     Split,
+    counted_in_words,
     read,
     spelled_out,
     split,
@@ -282,6 +283,8 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "two weeks" / "3-week sprints": a count in words.
+        sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = kinds_differing(sa, sb)
         # The value the newer says it replaces must be the older's own, not one the older says
