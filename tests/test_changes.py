@@ -241,6 +241,15 @@ FORMS = [
         "two security guards",
         "one of the security guards on the night shift is new",
     ),
+    (
+        "a correction that puts the old value in the past",
+        "Open enrollment closes on Nov 30.",
+        "correction: open enrollment closes nov 22, nov 30 was last year's date",
+        "open enrollment",
+        "nov 22",
+        "Nov 30.",
+        "open enrollment closed nov 22 last year",
+    ),
 ]
 
 

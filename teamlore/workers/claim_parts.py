@@ -331,7 +331,9 @@ def read(text: str) -> Parts:
     not_a_claim = None
     if HYPOTHETICAL.search(folded):
         not_a_claim = "a hypothetical asserts nothing"
-    elif PAST.search(folded):
+    # A correction says what was wrong, perhaps in the past ("correction: enrollment closes nov
+    # 22, nov 30 was last year's date"): a claim still.
+    elif PAST.search(folded) and not CORRECTION_CUE.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
     capitalised = _capitalised(folded, found)
