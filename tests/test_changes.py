@@ -545,3 +545,28 @@ def test_a_hedge_is_flagged_and_reviewed_and_never_unsettles_the_settled_fact(tm
     rejected = ("review", "reject", str(items[0]["id"]), "--by", "rita", "--retract", "newer")
     _cli(*rejected, "--data-dir", str(data))
     assert _current(data, "C1", query) == [OMAR]
+
+
+def test_a_thread_answer_that_opens_with_sorry_corrects_the_earlier_answer(tmp_path):
+    """ "sorry, 4401" under "what's the cost center for the offsite?" corrects the answer given
+    there before; the control, the same answer without "sorry" a few minutes later, is two
+    answers at about the same time (contested), and retires nothing."""
+    data = tmp_path / "store"
+    lines = []
+    for channel, answer in (
+        ("C1", "sorry, 4401 - 4410 is marketing's"),
+        ("C2", "4401 - 4410 is marketing's"),
+    ):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", "what's the cost center for the offsite?"),
+            _line(
+                channel, "1.2", "2026-01-05T10:05:00Z", "Use cost center 4410 for the offsite.", thread="1.1"
+            ),
+            _line(channel, "1.3", "2026-01-05T10:20:00Z", answer, thread="1.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "cost center offsite")
+    assert any("4401" in t for t in current), current
+    assert not any("4410 for the offsite" in t for t in current), current
+    control = _current(data, "C2", "cost center offsite")
+    assert any("4410 for the offsite" in t for t in control), control

@@ -146,7 +146,9 @@ CORRECTION_CUE = re.compile(
     # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
     # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
     r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
-    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
+    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b"
+    # ... or open a thread answer made a statement ("the cost center for the offsite is sorry, 4401").
+    r"|^[^,.;:!?]*\b(?:is|are)\s+(?:sorry|oops|wait,? no),",
     re.I,
 )
 # Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").
