@@ -250,6 +250,15 @@ FORMS = [
         "Nov 30.",
         "open enrollment closed nov 22 last year",
     ),
+    (
+        "a negated amount said without its currency",
+        "Wen approves all expense claims over $300.",
+        "wen doesn't approve expense claims >300 anymore, the finance queue does",
+        "expense claims",
+        "finance queue",
+        "Wen approves",
+        "the travel desk doesn't approve bookings >300 anymore",
+    ),
 ]
 
 

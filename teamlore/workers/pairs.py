@@ -60,10 +60,15 @@ class Pair:
 
     @property
     def kept_values(self) -> frozenset[str]:
-        """Values both state (what a negation in the newer one says has stopped)."""
-        return frozenset(
+        """Values both state (what a negation in the newer one says has stopped); an amount is a
+        number said without its currency too ("refunds over $500" / "refunds >500")."""
+        same = frozenset(
             v for k, vs in self.sa.values.items() for v in vs & self.sb.values.get(k, frozenset())
         )
+        empty: frozenset[str] = frozenset()
+        money_a, money_b = self.sa.values.get("money", empty), self.sb.values.get("money", empty)
+        numbers_a, numbers_b = self.sa.values.get("number", empty), self.sb.values.get("number", empty)
+        return same | (money_a & numbers_b) | (numbers_a & money_b)
 
     @property
     def substituted(self) -> bool:
