@@ -259,6 +259,15 @@ FORMS = [
         "Wen approves",
         "the travel desk doesn't approve bookings >300 anymore",
     ),
+    (
+        "a bare hour after 'at' where the older says a time",
+        "The pharmacy closes at 6:30pm.",
+        "pharmacy now closes at 7",
+        "pharmacy",
+        "at 7",
+        "6:30pm",
+        "pharmacy now has 7 staff",
+    ),
 ]
 
 

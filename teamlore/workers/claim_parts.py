@@ -538,3 +538,30 @@ def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> 
     values = dict(mine.values)
     values["number"] = frozenset(said.values())
     return Split(mine.subject - said.keys(), values, mine.qualifiers)
+
+
+_AT_HOUR = frozenset("at um till until à às".split())
+
+
+def timed_alike(mine: Split, parts: Parts, theirs: Split) -> Split:
+    """A bare hour after "at", "till", "um" ... is a time where the other statement says a time
+    ("Die Kantine öffnet um 11:30." / "kantine macht jetzt erst um 12 auf")."""
+    if "time" not in theirs.values or "number" not in mine.values:
+        return mine
+    hours = {
+        w
+        for i, w in enumerate(parts.words)
+        if i
+        and parts.words[i - 1] in _AT_HOUR
+        and w.isdigit()
+        and 1 <= int(w) <= 24
+        and w in mine.values["number"]
+    }
+    if not hours:
+        return mine
+    values = dict(mine.values)
+    values["number"] = values["number"] - hours
+    if not values["number"]:
+        del values["number"]
+    values["time"] = values.get("time", frozenset()) | {_time(w) for w in hours}
+    return Split(mine.subject, values, mine.qualifiers)

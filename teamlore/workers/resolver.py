@@ -33,6 +33,7 @@ from teamlore.workers.claim_parts import (
     spelled_out,
     split,
     stem,
+    timed_alike,
     tokens,
     value_kind,
 )
@@ -283,6 +284,8 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "öffnet um 11:30" / "macht um 12 auf": a time.
+        sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
         # "two weeks" / "3-week sprints": a count in words.
         sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
