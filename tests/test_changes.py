@@ -387,6 +387,13 @@ GUARDS = [
         "FedEx",
         "we're not using FedEx anymore, everything goes DPD",
     ),
+    (
+        "a value for some days beside the older's",
+        "The pharmacy closes at 6:30pm.",
+        "pharmacy now closes at 7 on fridays",
+        "pharmacy",
+        "pharmacy now closes at 7",
+    ),
 ]
 
 

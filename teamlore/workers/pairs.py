@@ -252,6 +252,21 @@ def strangers(p: Pair) -> bool:
     return bool(na and nb and not na & nb and "person" in p.differing)
 
 
+# Days a value holds on ("closes at 7 on fridays", "every saturday", "at weekends").
+_SOME_DAYS = re.compile(
+    r"\b(?:on|every|at)\s+(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s|weekends)\b"
+    r"|\bevery\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+    re.I,
+)
+
+
+def some_days(p: Pair) -> bool:
+    """The newer gives the days its value holds on, where the older names none: a value for those
+    days beside the older's, not in its place ("The pharmacy closes at 6:30pm." / "pharmacy now
+    closes at 7 on fridays")."""
+    return "date" not in p.sa.values and bool(_SOME_DAYS.search(p.b.text))
+
+
 def another_thing(p: Pair) -> bool:
     """The guards a change must pass, with or without a cue: two things of one sort."""
     return (
@@ -261,6 +276,7 @@ def another_thing(p: Pair) -> bool:
         or two_terms(p)
         or only_the_cause(p)
         or other_modifier(p)
+        or some_days(p)
     )
 
 
