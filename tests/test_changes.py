@@ -268,6 +268,15 @@ FORMS = [
         "6:30pm",
         "pharmacy now has 7 staff",
     ),
+    (
+        '"2h" is two hours where the older counts hours',
+        "Ticket SLA for P1 is 4 hours.",
+        "the P1 SLA is 2h",
+        "P1 SLA",
+        "2h",
+        "4 hours",
+        "the P1 standup is 2h",
+    ),
 ]
 
 

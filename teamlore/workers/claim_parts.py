@@ -565,3 +565,30 @@ def timed_alike(mine: Split, parts: Parts, theirs: Split) -> Split:
         del values["number"]
     values["time"] = values.get("time", frozenset()) | {_time(w) for w in hours}
     return Split(mine.subject, values, mine.qualifiers)
+
+
+_HOURS = frozenset({"hour", "hours"})
+
+
+def _number(word: str) -> str:
+    """The number a word says, in digits or in words ("two"), or ""."""
+    if word in NUMBER_WORDS:
+        return str(NUMBER_WORDS[word])
+    kind = value_kind(word, frozenset())
+    return kind[1] if kind is not None and kind[0] == "number" else ""
+
+
+def hours_alike(mine: Split, parts: Parts, other: Parts) -> Split:
+    """ "12h" is twelve hours, not noon, where the other statement counts hours ("Ticket SLA for
+    P2 is 8 hours." / "p2 sla 12h")."""
+    if not any(w in _HOURS and _number(n) for n, w in zip(other.words, other.words[1:], strict=False)):
+        return mine
+    said = {w for w in parts.words if re.fullmatch(r"\d{1,2}h", w)}
+    if not said:
+        return mine
+    times = mine.values.get("time", frozenset()) - {_time(w) for w in said}
+    values = {k: v for k, v in mine.values.items() if k != "time"}
+    if times:
+        values["time"] = times
+    values["number"] = values.get("number", frozenset()) | {w[:-1] for w in said}
+    return Split(mine.subject | {"hour"}, values, mine.qualifiers)

@@ -29,6 +29,7 @@ from teamlore.workers.claim_parts import (
     Parts,
     Split,
     counted_in_words,
+    hours_alike,
     read,
     spelled_out,
     split,
@@ -286,6 +287,8 @@ class HeuristicResolver:
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # "öffnet um 11:30" / "macht um 12 auf": a time.
         sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
+        # "8 hours" / "12h": hours, not noon.
+        sa, sb = hours_alike(sa, a, b), hours_alike(sb, b, a)
         # "two weeks" / "3-week sprints": a count in words.
         sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
