@@ -604,3 +604,22 @@ def test_a_thread_answer_that_opens_with_sorry_corrects_the_earlier_answer(tmp_p
     assert not any("4410 for the offsite" in t for t in current), current
     control = _current(data, "C2", "cost center offsite")
     assert any("4410 for the offsite" in t for t in control), control
+
+
+def test_an_answer_to_who_names_someone_the_channel_has_not_heard_from(tmp_path):
+    """The first word of an answer to "who ...?" names someone, in lower case and not among the
+    channel's authors; the control's question asks about another thing."""
+    data = tmp_path / "store"
+    older = "Dana owns the billing service."
+    lines = []
+    for channel, thing in (("C1", "billing"), ("C2", "payroll")):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", older),
+            _line(channel, "2.1", "2026-03-05T10:00:00Z", f"who owns the {thing} service these days?"),
+            _line(channel, "2.2", "2026-03-05T10:05:00Z", "kenji, since the reorg", thread="2.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "billing service")
+    assert any(t.startswith("kenji") for t in current), current
+    assert older not in current, current
+    assert older in _current(data, "C2", "billing service")

@@ -326,6 +326,17 @@ def _capitalised(folded: str, found: list[str]) -> frozenset[str]:
     ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
 
 
+# A thread answer to "who ...?", its answer first ("omar, since the reorg (re: who owns billing?)").
+_WHO_ASKED = re.compile(r"\(re: who(?:'s| is| owns| does| signs| handles| approves)?\b[^)]*\)\s*$", re.I)
+
+
+def _answer_to_who(folded: str, found: list[str]) -> frozenset[str]:
+    """The first word of an answer to "who ...?" names someone, written in lower case or not."""
+    if not found or not _WHO_ASKED.search(folded) or not found[0].isalpha() or found[0].lower() in FILLER:
+        return frozenset()
+    return frozenset({found[0].lower()})
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -338,7 +349,7 @@ def read(text: str) -> Parts:
     elif PAST.search(folded) and not CORRECTION_CUE.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
-    capitalised = _capitalised(folded, found)
+    capitalised = _capitalised(folded, found) | _answer_to_who(folded, found)
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
