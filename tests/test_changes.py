@@ -277,6 +277,15 @@ FORMS = [
         "4 hours",
         "the P1 standup is 2h",
     ),
+    (
+        "a correction pointing at a number beside the same word",
+        "The stockroom has 320 pallets.",
+        "correction: 230 pallets in the stockroom",
+        "stockroom pallets",
+        "230 pallets",
+        "320 pallets",
+        "correction: 230 crates in the stockroom",
+    ),
 ]
 
 
@@ -402,6 +411,13 @@ GUARDS = [
         "pharmacy now closes at 7 on fridays",
         "pharmacy",
         "pharmacy now closes at 7",
+    ),
+    (
+        "each names which thing by its number beside the same word",
+        "Decision 2: the build server number 2 moves to rack 2.",
+        "Decision 3: the build server number 3 moves to rack 3.",
+        "build server rack",
+        "Decision 2: the build server number 2 moves to rack 5.",
     ),
 ]
 

@@ -603,3 +603,41 @@ def hours_alike(mine: Split, parts: Parts, other: Parts) -> Split:
         values["time"] = times
     values["number"] = values.get("number", frozenset()) | {w[:-1] for w in said}
     return Split(mine.subject | {"hour"}, values, mine.qualifiers)
+
+
+def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A number read as which thing is the value where the other statement gives its number
+    value beside the same word, on the same side ("correction: 230 pallets in the stockroom" /
+    "The stockroom has 320 pallets."). Not where the other reads its number as which thing too:
+    "Decision 2: the build server number 2 ..." / "Decision 3: the build server number 3 ..."
+    name two decisions and two servers, each by its number."""
+    numbers = theirs.values.get("number", frozenset()) - theirs.qualifiers
+    if not numbers or not mine.qualifiers:
+        return mine
+    beside = {
+        (side, stem(near))
+        for i, word in enumerate(other.words)
+        if _number(word) in numbers
+        for side, near in ((-1, other.words[i - 1] if i else ""), (1, _at(other.words, i + 1)))
+        if near.isalpha() and near not in FILLER
+    }
+    moved = {
+        kind[1]
+        for i, word in enumerate(parts.words)
+        if (kind := value_kind(word, frozenset())) is not None
+        and kind[0] == "number"
+        and kind[1] in mine.qualifiers
+        and (
+            (-1, stem(parts.words[i - 1] if i else "")) in beside
+            or (1, stem(_at(parts.words, i + 1))) in beside
+        )
+    }
+    if not moved:
+        return mine
+    values = dict(mine.values)
+    values["number"] = values.get("number", frozenset()) | moved
+    return Split(mine.subject - moved, values, mine.qualifiers - moved)
+
+
+def _at(words: tuple[str, ...], i: int) -> str:
+    return words[i] if i < len(words) else ""

@@ -37,6 +37,7 @@ from teamlore.workers.claim_parts import (
     timed_alike,
     tokens,
     value_kind,
+    valued_beside,
 )
 from teamlore.workers.pairs import (
     CUE_WORDS,
@@ -291,6 +292,8 @@ class HeuristicResolver:
         sa, sb = hours_alike(sa, a, b), hours_alike(sb, b, a)
         # "two weeks" / "3-week sprints": a count in words.
         sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
+        # "correction: 230 pallets" / "The stockroom has 320 pallets.": a value, not which.
+        sa, sb = valued_beside(sa, a, b, sb), valued_beside(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = kinds_differing(sa, sb)
         # The value the newer says it replaces must be the older's own, not one the older says
