@@ -286,6 +286,15 @@ FORMS = [
         "320 pallets",
         "correction: 230 crates in the stockroom",
     ),
+    (
+        '"same time" says the time stayed, not another thing',
+        "The weekly vendor call is on Monday at 10am.",
+        "vendor call moved to tuesday, same time",
+        "vendor call",
+        "tuesday",
+        "Monday",
+        "the weekly partner call moved to tuesday, same time",
+    ),
 ]
 
 

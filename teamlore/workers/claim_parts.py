@@ -309,7 +309,11 @@ def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
     return None
 
 
-_PHRASES = re.compile(r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up)\b", re.I)
+# Phrases that say nothing of the subject; "same time" says the time stayed ("board mtg moved to
+# fri, same time"), it names no other thing.
+_PHRASES = re.compile(
+    r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up|same (?:time|place))\b", re.I
+)
 
 
 def tokens(text: str) -> list[str]:
