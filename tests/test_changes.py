@@ -295,6 +295,24 @@ FORMS = [
         "Monday",
         "the weekly partner call moved to tuesday, same time",
     ),
+    (
+        "shorthand in lower case, a word's letters in order",
+        "The lab meeting is on Fridays.",
+        "lab mtg is thursdays",
+        "lab",
+        "thursdays",
+        "Fridays",
+        "lab mkt is thursdays",
+    ),
+    (
+        "shorthand in lower case, the initials of the words the older says",
+        "The quarterly planning session is in the Maple room.",
+        "qp session is in the Birch room",
+        "session room",
+        "Birch",
+        "Maple",
+        "qa session is in the Birch room",
+    ),
 ]
 
 

@@ -645,3 +645,46 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
 
 def _at(words: tuple[str, ...], i: int) -> str:
     return words[i] if i < len(words) else ""
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _stands_for(short: str, content: list[str]) -> list[str]:
+    """The words of ``content`` a lower-case shorthand stands for: the initials of words said in a
+    row ("qp" / "quarterly planning"), or one word's letters in order, first letter first, with
+    no vowel after it ("mtg" / "meeting", "pms" / "postmortems")."""
+    if len(short) >= 2:
+        at = "".join(w[0] for w in content).find(short)
+        if at >= 0:
+            return content[at : at + len(short)]
+    if len(short) >= 3 and not _VOWELS & set(short[1:]):
+        for word in content:
+            if word.isalpha() and len(word) > len(short) and word[0] == short[0] and _in_order(short, word):
+                return [word]
+    return []
+
+
+def _in_order(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(c in letters for c in short)
+
+
+def abbreviated(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A short word in lower case stands for the words the other statement spells out ("lab mtg"
+    / "The lab meeting", "qp session" / "The quarterly planning session")."""
+    # A number between two words breaks their initials ("allows 6 people" is no "cap").
+    content = [w for w in other.words if w not in FILLER]
+    for word in parts.words:
+        core = word[:-1] if word.endswith("s") and len(word) > 3 else word
+        if not 2 <= len(core) <= 4 or not core.isalpha() or word in other.words or word in FILLER:
+            continue
+        # Capitals are ``spelled_out``'s, or a name ("Argo CD").
+        if stem(word) not in mine.subject or word in parts.capitalised or core in parts.acronyms:
+            continue
+        spelled = _stands_for(core, content)
+        if not spelled or any(w.startswith(core) for w in spelled):
+            continue
+        subject = frozenset(stem(w) for w in spelled if w not in theirs.values.get("name", frozenset()))
+        return Split((mine.subject - {stem(word)}) | subject, mine.values, mine.qualifiers)
+    return mine

@@ -28,6 +28,7 @@ from teamlore.workers.claim_parts import (
     NEGATION,
     Parts,
     Split,
+    abbreviated,
     counted_in_words,
     hours_alike,
     read,
@@ -286,6 +287,8 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
+        sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
         # "öffnet um 11:30" / "macht um 12 auf": a time.
         sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
         # "8 hours" / "12h": hours, not noon.
