@@ -313,6 +313,15 @@ FORMS = [
         "Maple",
         "qa session is in the Birch room",
     ),
+    (
+        "a negation of the plain word the older ends on",
+        "The canteen takes meal vouchers.",
+        "the canteen no longer takes vouchers, card only",
+        "canteen",
+        "card only",
+        "meal vouchers",
+        "the canteen no longer takes cash, card only",
+    ),
 ]
 
 
@@ -445,6 +454,13 @@ GUARDS = [
         "Decision 3: the build server number 3 moves to rack 3.",
         "build server rack",
         "Decision 2: the build server number 2 moves to rack 5.",
+    ),
+    (
+        "a negation of the older's last word, said of another thing",
+        "The canteen takes meal vouchers.",
+        "the gym no longer takes vouchers",
+        "vouchers",
+        "the canteen no longer takes vouchers, card only",
     ),
 ]
 

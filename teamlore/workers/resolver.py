@@ -184,6 +184,31 @@ def _only_value_stopped(p: Pair) -> bool:
     return True
 
 
+def _last_word_stopped(p: Pair) -> bool:
+    """A short older statement ends on what it says, a plain word, and the newer negates that word
+    ("The canteen takes meal vouchers." / "the canteen no longer takes vouchers, card only";
+    "Visitors sign in at the front desk." / "... no more front desk log")."""
+    if len(p.sa.subject) > MEANING_MAX_SUBJECT:
+        return False
+    plain = [w for w in p.a.words if w.isalpha() and w not in FILLER and w not in CUE_WORDS]
+    # A name it ends on is its value: ``_only_value_stopped`` ("not using FedEx for returns").
+    if not plain or len(plain[-1]) < 4 or plain[-1] in p.sa.values.get("name", frozenset()):
+        return False
+    last = stem(plain[-1])
+    own = set(p.own_words[1])
+    for m in NEGATION.finditer(p.b.text):
+        # Said of another thing ("the gym no longer takes vouchers" / "The canteen takes meal
+        # vouchers."): a word of its own before the negation in its clause ("we're" says who).
+        before = tokens(re.split(r"[,.;:!?]| - | — ", p.b.text[: m.start()])[-1].lower())
+        if any(stem(t) in own and "'" not in t for t in before):
+            continue
+        # The negation and the rest of its clause ("no longer accept checks", "no more front desk").
+        clause = re.split(r"[,.;:!?]| - | — ", p.b.text[m.start() :], maxsplit=1)[0]
+        if any(similar(stem(t), last) for t in tokens(clause.lower())):
+            return True
+    return False
+
+
 def _similarity(older: Claim, newer: Claim) -> float | None:
     if older.meaning is None or newer.meaning is None:
         return None
@@ -412,6 +437,8 @@ class HeuristicResolver:
             return Judgement(Resolution.SUPERSEDES, "the newer statement says the older value stopped")
         if p.b.negated and p.old_named and not p.b.hedged and _only_value_stopped(p):
             return Judgement(Resolution.SUPERSEDES, "the newer statement says the older's one value stopped")
+        if p.b.negated and not p.b.hedged and _last_word_stopped(p):
+            return Judgement(Resolution.SUPERSEDES, "the newer statement says what the older ends on stopped")
         if not p.changed:
             return self._repeated(p)
         return None
