@@ -322,6 +322,15 @@ FORMS = [
         "meal vouchers",
         "the canteen no longer takes cash, card only",
     ),
+    (
+        '"passed" and "failed" are statuses',
+        "Build 1204 passed QA.",
+        "correction: build 1204 failed the smoke test",
+        "build 1204",
+        "failed",
+        "passed",
+        "correction: build 1205 failed the smoke test",
+    ),
 ]
 
 

@@ -58,7 +58,7 @@ STATUS_WORDS = frozenset(
     "blocked unblocked done finished complete completed shipped launched live degraded healthy "
     "down up broken fixed resolved progress paused cancelled canceled open closed green red amber "
     "yellow stable failing hold pending approved rejected delayed active inactive deprecated "
-    "frozen".split()
+    "frozen passed failed".split()
 )
 # Words that carry neither subject nor value.
 FILLER = frozenset(
