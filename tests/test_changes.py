@@ -331,6 +331,15 @@ FORMS = [
         "passed",
         "correction: build 1205 failed the smoke test",
     ),
+    (
+        '"hit" says how the value came, not what it is about',
+        "The beta waitlist is 340 people.",
+        "beta waitlist hit 410 people",
+        "beta waitlist",
+        "410",
+        "340",
+        "beta waitlist target 410 people",
+    ),
 ]
 
 

@@ -30,7 +30,9 @@ IMPLICIT_CHANGE_COVER = 1.0
 # train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
 MEANING_MAX_SUBJECT = 6
 
-# Words of the cue phrases: they say how the statement relates, not what it is about.
+# Words of the cue phrases: they say how the statement relates, not what it is about ("the
+# waitlist hit 410": "hit" and "reached" only here, not as change cues, where "is at 9:45" was read
+# as one).
 CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
     "switches migrated migrating replaced replacing longer instead changed changes changing raised "
@@ -39,7 +41,7 @@ CUE_WORDS = frozenset(
     "expanded shrunk grew dropped went goes reassigned transferred since nowadays "
     "correction correcting meant sorry mistake bad stand corrected typo wrong misread actually oops "
     "think believe guess heard maybe might probably perhaps possibly iirc afaik apparently pretty "
-    "someone somebody said says told rumour rumor confirm confirms not no".split()
+    "someone somebody said says told rumour rumor confirm confirms not no hit reached".split()
 )
 
 
