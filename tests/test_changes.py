@@ -340,6 +340,15 @@ FORMS = [
         "340",
         "beta waitlist target 410 people",
     ),
+    (
+        "a number that says which thing in the older, said alone in the newer",
+        "The hotfix 2.3 release is planned for May 12.",
+        "2.3 slips to may 19",
+        "2.3 release",
+        "may 19",
+        "May 12",
+        "2.4 slips to may 19",
+    ),
 ]
 
 

@@ -688,3 +688,16 @@ def abbreviated(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
         subject = frozenset(stem(w) for w in spelled if w not in theirs.values.get("name", frozenset()))
         return Split((mine.subject - {stem(word)}) | subject, mine.values, mine.qualifiers)
     return mine
+
+
+def qualified_alike(mine: Split, theirs: Split) -> Split:
+    """A number the other statement says *which* thing with is which thing here too, where it is
+    no value the two differ on ("The hotfix 2.3 release is planned for May 12." / "2.3 slips to
+    may 19")."""
+    same = {
+        v for k in ("number", "identifier") for v in mine.values.get(k, frozenset()) if v in theirs.qualifiers
+    }
+    if not same:
+        return mine
+    values = {k: vs - same for k, vs in mine.values.items() if vs - same}
+    return Split(mine.subject | same, values, mine.qualifiers | same)

@@ -31,6 +31,7 @@ from teamlore.workers.claim_parts import (
     abbreviated,
     counted_in_words,
     hours_alike,
+    qualified_alike,
     read,
     spelled_out,
     split,
@@ -314,6 +315,8 @@ class HeuristicResolver:
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
         # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
         sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
+        # "The hotfix 2.3 release ..." / "2.3 slips to may 19": which release in both.
+        sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
         # "öffnet um 11:30" / "macht um 12 auf": a time.
         sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
         # "8 hours" / "12h": hours, not noon.
