@@ -349,6 +349,15 @@ FORMS = [
         "May 12",
         "2.4 slips to may 19",
     ),
+    (
+        "a correction's new value in lower case, half the subject named",
+        "Ship the blood samples to the Geneva lab.",
+        "correction: samples go to the zurich lab",
+        "samples lab",
+        "zurich",
+        "Geneva",
+        "correction: invoices go to the zurich office",
+    ),
 ]
 
 

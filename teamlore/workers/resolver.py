@@ -297,7 +297,10 @@ class HeuristicResolver:
         if kinds_differing(sa, sb):
             pass
         elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
-            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= LONE_COVER else ""
+            # A correction leans on what it corrects: half the subject ("correction: samples go to
+            # the zurich lab" / "Ship the blood samples to the Geneva lab.").
+            need = CORRECTION_COVER if b.correction else LONE_COVER
+            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= need else ""
             sb = self._split(b, names | {lone}) if lone else sb
         elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
             lone = self._lone(a, b, sb) if cover(sb.subject, sa.subject) >= LONE_COVER else ""
