@@ -718,3 +718,25 @@ def test_an_answer_to_who_names_someone_the_channel_has_not_heard_from(tmp_path)
     assert any(t.startswith("kenji") for t in current), current
     assert older not in current, current
     assert older in _current(data, "C2", "billing service")
+
+
+def test_a_version_read_as_part_of_a_name_is_the_value_beside_the_same_word(tmp_path):
+    """ "4.3 LTS" answering "godot version?" replaces "Godot 4.2 LTS" (read as part of the name
+    until the other says its number beside "LTS"); the control answers another question."""
+    data = tmp_path / "store"
+    older = "We're on Godot 4.2 LTS."
+    lines = []
+    for channel, asked, answer in (
+        ("C1", "godot version?", "4.3 LTS as of last week"),
+        ("C2", "disk space on the build box?", "4.3 TB free as of last week"),
+    ):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", older),
+            _line(channel, "2.1", "2026-03-05T10:00:00Z", asked),
+            _line(channel, "2.2", "2026-03-05T10:05:00Z", answer, thread="2.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "godot")
+    assert any(t.startswith("4.3 LTS") for t in current), current
+    assert older not in current, current
+    assert older in _current(data, "C2", "godot")

@@ -616,7 +616,7 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
     "Decision 2: the build server number 2 ..." / "Decision 3: the build server number 3 ..."
     name two decisions and two servers, each by its number."""
     numbers = theirs.values.get("number", frozenset()) - theirs.qualifiers
-    if not numbers or not mine.qualifiers:
+    if not numbers:
         return mine
     beside = {
         (side, stem(near))
@@ -630,7 +630,8 @@ def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Spl
         for i, word in enumerate(parts.words)
         if (kind := value_kind(word, frozenset())) is not None
         and kind[0] == "number"
-        and kind[1] in mine.qualifiers
+        # Or read as part of a name ("We're on Godot 4.2 LTS." / "4.3 LTS as of last week").
+        and (kind[1] in mine.qualifiers or kind[1] in mine.subject)
         and (
             (-1, stem(parts.words[i - 1] if i else "")) in beside
             or (1, stem(_at(parts.words, i + 1))) in beside
