@@ -358,6 +358,15 @@ FORMS = [
         "Geneva",
         "correction: invoices go to the zurich office",
     ),
+    (
+        '"responsible for" is "owner"',
+        "The person responsible for EMEA partner renewals is Ines.",
+        "EMEA partner renewals owner = Bram",
+        "EMEA partner renewals",
+        "Bram",
+        "Ines",
+        "EMEA partner events owner = Bram",
+    ),
 ]
 
 

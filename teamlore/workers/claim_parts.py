@@ -95,6 +95,7 @@ ABBREVIATIONS = {
     "began": "started",
     "ends": "stops",
     "ended": "stopped",
+    "responsible": "owner",  # "the person responsible for APAC renewals" / "APAC renewals owner"
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
