@@ -367,6 +367,15 @@ FORMS = [
         "Ines",
         "EMEA partner events owner = Bram",
     ),
+    (
+        '"comes from X" names the new value, not the old one',
+        "Our main supplier for coffee beans is Roastery.",
+        "coffee beans now come from Bergbohne, roastery couldn't keep up",
+        "coffee beans",
+        "Bergbohne",
+        "Our main supplier",
+        "coffee filters now come from Bergbohne, roastery couldn't keep up",
+    ),
 ]
 
 

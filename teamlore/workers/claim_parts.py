@@ -196,7 +196,9 @@ HYPOTHETICAL = re.compile(r"^\s*if\b|\bwhat if\b|\bwould\b|\bsuppose\b|\bimagine
 # "switched from X", "instead of X", "no longer use X", "X was replaced", "not X anymore",
 # "renamed from X", "X got renamed", "X is now called": X is the value the newer statement retires.
 OLD_VALUE = re.compile(
-    r"\b(?:from|instead of|in place of|rather than|no longer (?:use|uses|on|using|runs on|in|at)|"
+    # "comes from X" says where the new value comes from.
+    r"\b(?:(?<!comes )(?<!come )(?<!came )from|instead of|in place of|rather than|"
+    r"no longer (?:use|uses|on|using|runs on|in|at)|"
     r"not (?:using|use|on|in|with)|replaced|not|não|nao|pas|nicht|no es)"
     r"\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
     r"|n't (?:using|use|run on)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"  # "we don't use DHL anymore"
