@@ -376,6 +376,15 @@ FORMS = [
         "Our main supplier",
         "coffee filters now come from Bergbohne, roastery couldn't keep up",
     ),
+    (
+        '"this term" says when, not which thing',
+        "The grad seminar is on Tuesdays.",
+        "grad seminar is thursdays this term",
+        "grad seminar",
+        "thursdays",
+        "Tuesdays",
+        "grad reading group is thursdays this term",
+    ),
 ]
 
 

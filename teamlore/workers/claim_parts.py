@@ -313,9 +313,12 @@ def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
 
 
 # Phrases that say nothing of the subject; "same time" says the time stayed ("board mtg moved to
-# fri, same time"), it names no other thing.
+# fri, same time"), it names no other thing; "this term" says when ("grad seminar is thursdays
+# this term").
 _PHRASES = re.compile(
-    r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up|same (?:time|place))\b", re.I
+    r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up|same (?:time|place)|"
+    r"this (?:term|semester))\b",
+    re.I,
 )
 
 
