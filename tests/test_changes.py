@@ -214,6 +214,177 @@ FORMS = [
         "2pm",
         "cafeteria lunch menu posts at 1:30pm",
     ),
+    (
+        "a negation of the older's one value, the two sharing no other word",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx anymore, everything goes DPD",
+        "FedEx",
+        "DPD",
+        "We ship parcels",
+        "we're not using Zoom anymore, everything goes Teams",
+    ),
+    (
+        '"doesn\'t ... anymore" is a negation',
+        "The front office prints badges on Dymo printers.",
+        "the front office doesn't print badges on Dymo printers anymore, it's all Brother now",
+        "front office badges printers",
+        "Brother",
+        "The front office prints",
+        "the warehouse doesn't use Dymo printers anymore",
+    ),
+    (
+        "a count said in words, where the other says a count too",
+        "The night shift has two security guards.",
+        "down to one security guard on the night shift",
+        "night shift security guards",
+        "one security guard",
+        "two security guards",
+        "one of the security guards on the night shift is new",
+    ),
+    (
+        "a correction that puts the old value in the past",
+        "Open enrollment closes on Nov 30.",
+        "correction: open enrollment closes nov 22, nov 30 was last year's date",
+        "open enrollment",
+        "nov 22",
+        "Nov 30.",
+        "open enrollment closed nov 22 last year",
+    ),
+    (
+        "a negated amount said without its currency",
+        "Wen approves all expense claims over $300.",
+        "wen doesn't approve expense claims >300 anymore, the finance queue does",
+        "expense claims",
+        "finance queue",
+        "Wen approves",
+        "the travel desk doesn't approve bookings >300 anymore",
+    ),
+    (
+        "a bare hour after 'at' where the older says a time",
+        "The pharmacy closes at 6:30pm.",
+        "pharmacy now closes at 7",
+        "pharmacy",
+        "at 7",
+        "6:30pm",
+        "pharmacy now has 7 staff",
+    ),
+    (
+        '"2h" is two hours where the older counts hours',
+        "Ticket SLA for P1 is 4 hours.",
+        "the P1 SLA is 2h",
+        "P1 SLA",
+        "2h",
+        "4 hours",
+        "the P1 standup is 2h",
+    ),
+    (
+        "a correction pointing at a number beside the same word",
+        "The stockroom has 320 pallets.",
+        "correction: 230 pallets in the stockroom",
+        "stockroom pallets",
+        "230 pallets",
+        "320 pallets",
+        "correction: 230 crates in the stockroom",
+    ),
+    (
+        '"same time" says the time stayed, not another thing',
+        "The weekly vendor call is on Monday at 10am.",
+        "vendor call moved to tuesday, same time",
+        "vendor call",
+        "tuesday",
+        "Monday",
+        "the weekly partner call moved to tuesday, same time",
+    ),
+    (
+        "shorthand in lower case, a word's letters in order",
+        "The lab meeting is on Fridays.",
+        "lab mtg is thursdays",
+        "lab",
+        "thursdays",
+        "Fridays",
+        "lab mkt is thursdays",
+    ),
+    (
+        "shorthand in lower case, the initials of the words the older says",
+        "The quarterly planning session is in the Maple room.",
+        "qp session is in the Birch room",
+        "session room",
+        "Birch",
+        "Maple",
+        "qa session is in the Birch room",
+    ),
+    (
+        "a negation of the plain word the older ends on",
+        "The canteen takes meal vouchers.",
+        "the canteen no longer takes vouchers, card only",
+        "canteen",
+        "card only",
+        "meal vouchers",
+        "the canteen no longer takes cash, card only",
+    ),
+    (
+        '"passed" and "failed" are statuses',
+        "Build 1204 passed QA.",
+        "correction: build 1204 failed the smoke test",
+        "build 1204",
+        "failed",
+        "passed",
+        "correction: build 1205 failed the smoke test",
+    ),
+    (
+        '"hit" says how the value came, not what it is about',
+        "The beta waitlist is 340 people.",
+        "beta waitlist hit 410 people",
+        "beta waitlist",
+        "410",
+        "340",
+        "beta waitlist target 410 people",
+    ),
+    (
+        "a number that says which thing in the older, said alone in the newer",
+        "The hotfix 2.3 release is planned for May 12.",
+        "2.3 slips to may 19",
+        "2.3 release",
+        "may 19",
+        "May 12",
+        "2.4 slips to may 19",
+    ),
+    (
+        "a correction's new value in lower case, half the subject named",
+        "Ship the blood samples to the Geneva lab.",
+        "correction: samples go to the zurich lab",
+        "samples lab",
+        "zurich",
+        "Geneva",
+        "correction: invoices go to the zurich office",
+    ),
+    (
+        '"responsible for" is "owner"',
+        "The person responsible for EMEA partner renewals is Ines.",
+        "EMEA partner renewals owner = Bram",
+        "EMEA partner renewals",
+        "Bram",
+        "Ines",
+        "EMEA partner events owner = Bram",
+    ),
+    (
+        '"comes from X" names the new value, not the old one',
+        "Our main supplier for coffee beans is Roastery.",
+        "coffee beans now come from Bergbohne, roastery couldn't keep up",
+        "coffee beans",
+        "Bergbohne",
+        "Our main supplier",
+        "coffee filters now come from Bergbohne, roastery couldn't keep up",
+    ),
+    (
+        '"this term" says when, not which thing',
+        "The grad seminar is on Tuesdays.",
+        "grad seminar is thursdays this term",
+        "grad seminar",
+        "thursdays",
+        "Tuesdays",
+        "grad reading group is thursdays this term",
+    ),
 ]
 
 
@@ -318,6 +489,41 @@ GUARDS = [
         "Update: the launch has slipped from March 3 to March 17.",
         "launch comms plan",
         "The launch comms plan goes to sales by January 23 now.",
+    ),
+    (
+        "a negation of one use of the older's value the older does not name",
+        "We ship parcels with FedEx.",
+        "we're not using FedEx for returns anymore",
+        "FedEx",
+        "we're not using FedEx anymore, everything goes DPD",
+    ),
+    (
+        "a negation naming a place of its own beside the older's value",
+        "We ship parcels with FedEx.",
+        "the Leeds depot is not using FedEx anymore",
+        "FedEx",
+        "we're not using FedEx anymore, everything goes DPD",
+    ),
+    (
+        "a value for some days beside the older's",
+        "The pharmacy closes at 6:30pm.",
+        "pharmacy now closes at 7 on fridays",
+        "pharmacy",
+        "pharmacy now closes at 7",
+    ),
+    (
+        "each names which thing by its number beside the same word",
+        "Decision 2: the build server number 2 moves to rack 2.",
+        "Decision 3: the build server number 3 moves to rack 3.",
+        "build server rack",
+        "Decision 2: the build server number 2 moves to rack 5.",
+    ),
+    (
+        "a negation of the older's last word, said of another thing",
+        "The canteen takes meal vouchers.",
+        "the gym no longer takes vouchers",
+        "vouchers",
+        "the canteen no longer takes vouchers, card only",
     ),
 ]
 
@@ -495,3 +701,69 @@ def test_a_hedge_is_flagged_and_reviewed_and_never_unsettles_the_settled_fact(tm
     rejected = ("review", "reject", str(items[0]["id"]), "--by", "rita", "--retract", "newer")
     _cli(*rejected, "--data-dir", str(data))
     assert _current(data, "C1", query) == [OMAR]
+
+
+def test_a_thread_answer_that_opens_with_sorry_corrects_the_earlier_answer(tmp_path):
+    """ "sorry, 4401" under "what's the cost center for the offsite?" corrects the answer given
+    there before; the control, the same answer without "sorry" a few minutes later, is two
+    answers at about the same time (contested), and retires nothing."""
+    data = tmp_path / "store"
+    lines = []
+    for channel, answer in (
+        ("C1", "sorry, 4401 - 4410 is marketing's"),
+        ("C2", "4401 - 4410 is marketing's"),
+    ):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", "what's the cost center for the offsite?"),
+            _line(
+                channel, "1.2", "2026-01-05T10:05:00Z", "Use cost center 4410 for the offsite.", thread="1.1"
+            ),
+            _line(channel, "1.3", "2026-01-05T10:20:00Z", answer, thread="1.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "cost center offsite")
+    assert any("4401" in t for t in current), current
+    assert not any("4410 for the offsite" in t for t in current), current
+    control = _current(data, "C2", "cost center offsite")
+    assert any("4410 for the offsite" in t for t in control), control
+
+
+def test_an_answer_to_who_names_someone_the_channel_has_not_heard_from(tmp_path):
+    """The first word of an answer to "who ...?" names someone, in lower case and not among the
+    channel's authors; the control's question asks about another thing."""
+    data = tmp_path / "store"
+    older = "Dana owns the billing service."
+    lines = []
+    for channel, thing in (("C1", "billing"), ("C2", "payroll")):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", older),
+            _line(channel, "2.1", "2026-03-05T10:00:00Z", f"who owns the {thing} service these days?"),
+            _line(channel, "2.2", "2026-03-05T10:05:00Z", "kenji, since the reorg", thread="2.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "billing service")
+    assert any(t.startswith("kenji") for t in current), current
+    assert older not in current, current
+    assert older in _current(data, "C2", "billing service")
+
+
+def test_a_version_read_as_part_of_a_name_is_the_value_beside_the_same_word(tmp_path):
+    """ "4.3 LTS" answering "godot version?" replaces "Godot 4.2 LTS" (read as part of the name
+    until the other says its number beside "LTS"); the control answers another question."""
+    data = tmp_path / "store"
+    older = "We're on Godot 4.2 LTS."
+    lines = []
+    for channel, asked, answer in (
+        ("C1", "godot version?", "4.3 LTS as of last week"),
+        ("C2", "disk space on the build box?", "4.3 TB free as of last week"),
+    ):
+        lines += [
+            _line(channel, "1.1", "2026-01-05T10:00:00Z", older),
+            _line(channel, "2.1", "2026-03-05T10:00:00Z", asked),
+            _line(channel, "2.2", "2026-03-05T10:05:00Z", answer, thread="2.1"),
+        ]
+    _import(data, *lines)
+    current = _current(data, "C1", "godot")
+    assert any(t.startswith("4.3 LTS") for t in current), current
+    assert older not in current, current
+    assert older in _current(data, "C2", "godot")

@@ -12,11 +12,14 @@ from teamlore.workers.resolver import Claim, HeuristicResolver
 from teamlore.workers.retirement import RetirementJudge
 
 RETIRING = {"supersedes", "correction"}
+# The rules read a count in words ("one approval" / "two approvals") and a number beside the same
+# word ("cabinet 3" / "correction, cabinet 5"): the judge's cases say them otherwise ("a single
+# approval", "cabinet C").
 CHANGES = [
-    ("Code review needs one approval.", "code review now needs two approvals", "supersedes"),
-    ("The parking permit is valid for one year.", "parking permit now valid 2 yrs", "supersedes"),
+    ("Code review needs a single approval.", "code review now needs two approvals", "supersedes"),
+    ("The parking permit is valid for a single year.", "parking permit now valid 2 yrs", "supersedes"),
     ("The sprint demo is every other Friday.", "sprint demo is weekly now", "supersedes"),
-    ("Returned laptops go in cabinet 3.", "correction, cabinet 5. 3 is for loaners", "correction"),
+    ("Returned laptops go in cabinet C.", "correction, cabinet E. C is for loaners", "correction"),
 ]
 CONTROLS = [
     ("I went to the pottery class on Saturday.", "I went to the support group on Tuesday."),

@@ -58,7 +58,7 @@ STATUS_WORDS = frozenset(
     "blocked unblocked done finished complete completed shipped launched live degraded healthy "
     "down up broken fixed resolved progress paused cancelled canceled open closed green red amber "
     "yellow stable failing hold pending approved rejected delayed active inactive deprecated "
-    "frozen".split()
+    "frozen passed failed".split()
 )
 # Words that carry neither subject nor value.
 FILLER = frozenset(
@@ -95,6 +95,7 @@ ABBREVIATIONS = {
     "began": "started",
     "ends": "stops",
     "ended": "stopped",
+    "responsible": "owner",  # "the person responsible for APAC renewals" / "APAC renewals owner"
     "mktg": "marketing",
     "eng": "engineering",
     "ops": "operations",
@@ -146,7 +147,9 @@ CORRECTION_CUE = re.compile(
     # Words that correct only when they open the statement ("actually it's B", "sorry, 4401"),
     # not in passing ("I actually went there"), nor sympathy ("sorry to hear about the studio").
     r"|^\W*(?:actually|sorry(?!\s+(?:to hear|for|about)\b)|oops|wait,? no|pardon|wrong|en fait|"
-    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b",
+    r"eigentlich|falsch|perdón|perdon|en realidad|desculpa|na verdade)\b"
+    # ... or open a thread answer made a statement ("the cost center for the offsite is sorry, 4401").
+    r"|^[^,.;:!?]*\b(?:is|are)\s+(?:sorry|oops|wait,? no),",
     re.I,
 )
 # Uncertainty: the speaker does not settle the value ("I think", "maybe", "pretty sure").
@@ -180,7 +183,8 @@ PAST = re.compile(
 # The older value stops: "no longer open on saturdays", "not jira anymore", "on n'utilise plus".
 NEGATION = re.compile(
     r"\b(no longer|not .{0,40}(?:anymore|any more)|no more|nicht mehr|n'\w+ plus|ne \w+ plus|ya no|"
-    r"não .{0,30}mais|nao .{0,30}mais|isn't .{0,30}anymore)\b",
+    r"não .{0,30}mais|nao .{0,30}mais|isn't .{0,30}anymore)\b"
+    r"|(?<=\w)n't .{0,40}(?:anymore|any more)\b",  # "doesn't use paper MAR anymore"
     re.I,
 )
 RENAME = re.compile(
@@ -192,8 +196,12 @@ HYPOTHETICAL = re.compile(r"^\s*if\b|\bwhat if\b|\bwould\b|\bsuppose\b|\bimagine
 # "switched from X", "instead of X", "no longer use X", "X was replaced", "not X anymore",
 # "renamed from X", "X got renamed", "X is now called": X is the value the newer statement retires.
 OLD_VALUE = re.compile(
-    r"\b(?:from|instead of|in place of|rather than|no longer (?:use|uses|on|using|runs on|in|at)|"
-    r"replaced|not|não|nao|pas|nicht|no es)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
+    # "comes from X" says where the new value comes from.
+    r"\b(?:(?<!comes )(?<!come )(?<!came )from|instead of|in place of|rather than|"
+    r"no longer (?:use|uses|on|using|runs on|in|at)|"
+    r"not (?:using|use|on|in|with)|replaced|not|não|nao|pas|nicht|no es)"
+    r"\s+(?:the\s+)?([$€£]?[\w.@'-]+)"
+    r"|n't (?:using|use|run on)\s+(?:the\s+)?([$€£]?[\w.@'-]+)"  # "we don't use DHL anymore"
     r"|\b([\w.@'-]+)\s+(?:was|were|has been|is being|got|is)\s+"
     r"(?:replaced|renamed|rebranded|retired|dropped)\b"
     r"|\b([\w.@'-]+)\s+(?:is no longer|isn't|não é mais|nao e mais|ist nicht mehr|n'est plus|ya no es)\b"
@@ -304,7 +312,14 @@ def value_kind(token: str, people: frozenset[str]) -> tuple[str, str] | None:
     return None
 
 
-_PHRASES = re.compile(r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up)\b", re.I)
+# Phrases that say nothing of the subject; "same time" says the time stayed ("board mtg moved to
+# fri, same time"), it names no other thing; "this term" says when ("grad seminar is thursdays
+# this term").
+_PHRASES = re.compile(
+    r"\b(?:heads[- ]up|as of today|as of now|up to date|follow[- ]up|same (?:time|place)|"
+    r"this (?:term|semester))\b",
+    re.I,
+)
 
 
 def tokens(text: str) -> list[str]:
@@ -321,6 +336,17 @@ def _capitalised(folded: str, found: list[str]) -> frozenset[str]:
     ) | frozenset(q.lower() for q in re.findall(r"['\"“]([^'\"”]{2,40})['\"”]", folded))
 
 
+# A thread answer to "who ...?", its answer first ("omar, since the reorg (re: who owns billing?)").
+_WHO_ASKED = re.compile(r"\(re: who(?:'s| is| owns| does| signs| handles| approves)?\b[^)]*\)\s*$", re.I)
+
+
+def _answer_to_who(folded: str, found: list[str]) -> frozenset[str]:
+    """The first word of an answer to "who ...?" names someone, written in lower case or not."""
+    if not found or not _WHO_ASKED.search(folded) or not found[0].isalpha() or found[0].lower() in FILLER:
+        return frozenset()
+    return frozenset({found[0].lower()})
+
+
 def read(text: str) -> Parts:
     """The parts of one statement that do not depend on the other one."""
     folded = _fold(text)
@@ -328,10 +354,12 @@ def read(text: str) -> Parts:
     not_a_claim = None
     if HYPOTHETICAL.search(folded):
         not_a_claim = "a hypothetical asserts nothing"
-    elif PAST.search(folded):
+    # A correction says what was wrong, perhaps in the past ("correction: enrollment closes nov
+    # 22, nov 30 was last year's date"): a claim still.
+    elif PAST.search(folded) and not CORRECTION_CUE.search(folded):
         not_a_claim = "it speaks of the past"
     found = tokens(folded)
-    capitalised = _capitalised(folded, found)
+    capitalised = _capitalised(folded, found) | _answer_to_who(folded, found)
     old = frozenset(
         next(g for g in m.groups() if g).lower().strip(".,;'") for m in OLD_VALUE.finditer(folded)
     )
@@ -502,3 +530,181 @@ def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
         subject = frozenset(stem(w) for w in spelled if w not in theirs_named)
         return Split((mine.subject - {word}) | subject, values, mine.qualifiers)
     return mine
+
+
+NUMBER_WORDS = dict(
+    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
+)
+
+
+def _counts_in_words(parts: Parts) -> dict[str, str]:
+    """Number words said as a count, before a word that is not filler ("two weeks", "one qa
+    contractor"; not "one of", "no one")."""
+    found = {}
+    for i, word in enumerate(parts.words):
+        following = parts.words[i + 1] if i + 1 < len(parts.words) else ""
+        if word in NUMBER_WORDS and following[:1].isalpha() and following not in FILLER:
+            found[word] = str(NUMBER_WORDS[word])
+    return found
+
+
+def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A count said in words is a number where the other statement says a count too ("Sprint
+    length is two weeks." / "we're doing 3-week sprints"; "two security guards" / "down to one")."""
+    said = {w: n for w, n in _counts_in_words(parts).items() if w in mine.subject}
+    if not said or "number" in mine.values:
+        return mine
+    if not ("number" in theirs.values or theirs.qualifiers or _counts_in_words(other)):
+        return mine
+    values = dict(mine.values)
+    values["number"] = frozenset(said.values())
+    return Split(mine.subject - said.keys(), values, mine.qualifiers)
+
+
+_AT_HOUR = frozenset("at um till until à às".split())
+
+
+def timed_alike(mine: Split, parts: Parts, theirs: Split) -> Split:
+    """A bare hour after "at", "till", "um" ... is a time where the other statement says a time
+    ("Die Kantine öffnet um 11:30." / "kantine macht jetzt erst um 12 auf")."""
+    if "time" not in theirs.values or "number" not in mine.values:
+        return mine
+    hours = {
+        w
+        for i, w in enumerate(parts.words)
+        if i
+        and parts.words[i - 1] in _AT_HOUR
+        and w.isdigit()
+        and 1 <= int(w) <= 24
+        and w in mine.values["number"]
+    }
+    if not hours:
+        return mine
+    values = dict(mine.values)
+    values["number"] = values["number"] - hours
+    if not values["number"]:
+        del values["number"]
+    values["time"] = values.get("time", frozenset()) | {_time(w) for w in hours}
+    return Split(mine.subject, values, mine.qualifiers)
+
+
+_HOURS = frozenset({"hour", "hours"})
+
+
+def _number(word: str) -> str:
+    """The number a word says, in digits or in words ("two"), or ""."""
+    if word in NUMBER_WORDS:
+        return str(NUMBER_WORDS[word])
+    kind = value_kind(word, frozenset())
+    return kind[1] if kind is not None and kind[0] == "number" else ""
+
+
+def hours_alike(mine: Split, parts: Parts, other: Parts) -> Split:
+    """ "12h" is twelve hours, not noon, where the other statement counts hours ("Ticket SLA for
+    P2 is 8 hours." / "p2 sla 12h")."""
+    if not any(w in _HOURS and _number(n) for n, w in zip(other.words, other.words[1:], strict=False)):
+        return mine
+    said = {w for w in parts.words if re.fullmatch(r"\d{1,2}h", w)}
+    if not said:
+        return mine
+    times = mine.values.get("time", frozenset()) - {_time(w) for w in said}
+    values = {k: v for k, v in mine.values.items() if k != "time"}
+    if times:
+        values["time"] = times
+    values["number"] = values.get("number", frozenset()) | {w[:-1] for w in said}
+    return Split(mine.subject | {"hour"}, values, mine.qualifiers)
+
+
+def valued_beside(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A number read as which thing is the value where the other statement gives its number
+    value beside the same word, on the same side ("correction: 230 pallets in the stockroom" /
+    "The stockroom has 320 pallets."). Not where the other reads its number as which thing too:
+    "Decision 2: the build server number 2 ..." / "Decision 3: the build server number 3 ..."
+    name two decisions and two servers, each by its number."""
+    numbers = theirs.values.get("number", frozenset()) - theirs.qualifiers
+    if not numbers:
+        return mine
+    beside = {
+        (side, stem(near))
+        for i, word in enumerate(other.words)
+        if _number(word) in numbers
+        for side, near in ((-1, other.words[i - 1] if i else ""), (1, _at(other.words, i + 1)))
+        if near.isalpha() and near not in FILLER
+    }
+    moved = {
+        kind[1]
+        for i, word in enumerate(parts.words)
+        if (kind := value_kind(word, frozenset())) is not None
+        and kind[0] == "number"
+        # Or read as part of a name ("We're on Godot 4.2 LTS." / "4.3 LTS as of last week").
+        and (kind[1] in mine.qualifiers or kind[1] in mine.subject)
+        and (
+            (-1, stem(parts.words[i - 1] if i else "")) in beside
+            or (1, stem(_at(parts.words, i + 1))) in beside
+        )
+    }
+    if not moved:
+        return mine
+    values = dict(mine.values)
+    values["number"] = values.get("number", frozenset()) | moved
+    return Split(mine.subject - moved, values, mine.qualifiers - moved)
+
+
+def _at(words: tuple[str, ...], i: int) -> str:
+    return words[i] if i < len(words) else ""
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _stands_for(short: str, content: list[str]) -> list[str]:
+    """The words of ``content`` a lower-case shorthand stands for: the initials of words said in a
+    row ("qp" / "quarterly planning"), or one word's letters in order, first letter first, with
+    no vowel after it ("mtg" / "meeting", "pms" / "postmortems")."""
+    if len(short) >= 2:
+        at = "".join(w[0] for w in content).find(short)
+        if at >= 0:
+            return content[at : at + len(short)]
+    if len(short) >= 3 and not _VOWELS & set(short[1:]):
+        for word in content:
+            if word.isalpha() and len(word) > len(short) and word[0] == short[0] and _in_order(short, word):
+                return [word]
+    return []
+
+
+def _in_order(short: str, word: str) -> bool:
+    letters = iter(word)
+    return all(c in letters for c in short)
+
+
+def abbreviated(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
+    """A short word in lower case stands for the words the other statement spells out ("lab mtg"
+    / "The lab meeting", "qp session" / "The quarterly planning session")."""
+    # A number between two words breaks their initials ("allows 6 people" is no "cap").
+    content = [w for w in other.words if w not in FILLER]
+    for word in parts.words:
+        core = word[:-1] if word.endswith("s") and len(word) > 3 else word
+        if not 2 <= len(core) <= 4 or not core.isalpha() or word in other.words or word in FILLER:
+            continue
+        # Capitals are ``spelled_out``'s, or a name ("Argo CD").
+        if stem(word) not in mine.subject or word in parts.capitalised or core in parts.acronyms:
+            continue
+        spelled = _stands_for(core, content)
+        if not spelled or any(w.startswith(core) for w in spelled):
+            continue
+        subject = frozenset(stem(w) for w in spelled if w not in theirs.values.get("name", frozenset()))
+        return Split((mine.subject - {stem(word)}) | subject, mine.values, mine.qualifiers)
+    return mine
+
+
+def qualified_alike(mine: Split, theirs: Split) -> Split:
+    """A number the other statement says *which* thing with is which thing here too, where it is
+    no value the two differ on ("The hotfix 2.3 release is planned for May 12." / "2.3 slips to
+    may 19")."""
+    same = {
+        v for k in ("number", "identifier") for v in mine.values.get(k, frozenset()) if v in theirs.qualifiers
+    }
+    if not same:
+        return mine
+    values = {k: vs - same for k, vs in mine.values.items() if vs - same}
+    return Split(mine.subject | same, values, mine.qualifiers | same)

@@ -9,7 +9,16 @@ import os
 import re
 from dataclasses import dataclass
 
-from teamlore.workers.claim_parts import CHANGE_CUE, FILLER, Parts, Split, stem, tokens, value_kind
+from teamlore.workers.claim_parts import (
+    CHANGE_CUE,
+    FILLER,
+    NUMBER_WORDS,
+    Parts,
+    Split,
+    stem,
+    tokens,
+    value_kind,
+)
 
 # A change with no cue at all needs the whole subject on both sides: chat restates many-valued
 # things in near words ("I went to the pottery class" / "... the support group"), and a change
@@ -21,7 +30,9 @@ IMPLICIT_CHANGE_COVER = 1.0
 # train.jsonl and LoCoMo's tuning samples conv-30 and conv-41).
 MEANING_MAX_SUBJECT = 6
 
-# Words of the cue phrases: they say how the statement relates, not what it is about.
+# Words of the cue phrases: they say how the statement relates, not what it is about ("the
+# waitlist hit 410": "hit" and "reached" only here, not as change cues, where "is at 9:45" was read
+# as one).
 CUE_WORDS = frozenset(
     "moved moving move moves pushed slipped slips postponed rescheduled delayed switched switching switch "
     "switches migrated migrating replaced replacing longer instead changed changes changing raised "
@@ -30,7 +41,7 @@ CUE_WORDS = frozenset(
     "expanded shrunk grew dropped went goes reassigned transferred since nowadays "
     "correction correcting meant sorry mistake bad stand corrected typo wrong misread actually oops "
     "think believe guess heard maybe might probably perhaps possibly iirc afaik apparently pretty "
-    "someone somebody said says told rumour rumor confirm confirms not no".split()
+    "someone somebody said says told rumour rumor confirm confirms not no hit reached".split()
 )
 
 
@@ -51,10 +62,15 @@ class Pair:
 
     @property
     def kept_values(self) -> frozenset[str]:
-        """Values both state (what a negation in the newer one says has stopped)."""
-        return frozenset(
+        """Values both state (what a negation in the newer one says has stopped); an amount is a
+        number said without its currency too ("refunds over $500" / "refunds >500")."""
+        same = frozenset(
             v for k, vs in self.sa.values.items() for v in vs & self.sb.values.get(k, frozenset())
         )
+        empty: frozenset[str] = frozenset()
+        money_a, money_b = self.sa.values.get("money", empty), self.sb.values.get("money", empty)
+        numbers_a, numbers_b = self.sa.values.get("number", empty), self.sb.values.get("number", empty)
+        return same | (money_a & numbers_b) | (numbers_a & money_b)
 
     @property
     def substituted(self) -> bool:
@@ -238,6 +254,21 @@ def strangers(p: Pair) -> bool:
     return bool(na and nb and not na & nb and "person" in p.differing)
 
 
+# Days a value holds on ("closes at 7 on fridays", "every saturday", "at weekends").
+_SOME_DAYS = re.compile(
+    r"\b(?:on|every|at)\s+(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s|weekends)\b"
+    r"|\bevery\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+    re.I,
+)
+
+
+def some_days(p: Pair) -> bool:
+    """The newer gives the days its value holds on, where the older names none: a value for those
+    days beside the older's, not in its place ("The pharmacy closes at 6:30pm." / "pharmacy now
+    closes at 7 on fridays")."""
+    return "date" not in p.sa.values and bool(_SOME_DAYS.search(p.b.text))
+
+
 def another_thing(p: Pair) -> bool:
     """The guards a change must pass, with or without a cue: two things of one sort."""
     return (
@@ -247,6 +278,7 @@ def another_thing(p: Pair) -> bool:
         or two_terms(p)
         or only_the_cause(p)
         or other_modifier(p)
+        or some_days(p)
     )
 
 
@@ -266,9 +298,7 @@ def one_subject(p: Pair) -> bool:
     )
 
 
-_NUMBER_WORDS = dict(
-    zip("one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13), strict=True)
-)
+_NUMBER_WORDS = NUMBER_WORDS
 # "two more joined, so 9 now", "lost 3, down to 14": a count the newer derives from the older one.
 _DELTA = re.compile(
     r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(more|new|extra|additional)|(fewer|less))\b"

@@ -25,14 +25,21 @@ from teamlore.workers.claim_parts import (
     CHANGE_CUE,
     CORRECTION_CUE,
     FILLER,
+    NEGATION,
     Parts,
     Split,
+    abbreviated,
+    counted_in_words,
+    hours_alike,
+    qualified_alike,
     read,
     spelled_out,
     split,
     stem,
+    timed_alike,
     tokens,
     value_kind,
+    valued_beside,
 )
 from teamlore.workers.pairs import (
     CUE_WORDS,
@@ -160,6 +167,49 @@ def _may_learn(p: Pair, similarity: float) -> bool:
     return p.changed or substitutes(p)
 
 
+def _only_value_stopped(p: Pair) -> bool:
+    """The older states one value, a name, and the newer says that one stopped ("We ship orders
+    with DHL." / "we're not using DHL anymore, everything goes UPS"): however few words the two
+    share, the negated name is what the older is about."""
+    replaced = p.b.old_values - p.a.old_values
+    if set(p.sa.values) != {"name"} or not p.sa.values["name"] <= replaced:
+        return False
+    # Not one use of it, nor one place, the older does not name ("not using FedEx for returns
+    # anymore", "the warehouse doesn't use Dymo printers anymore"): the negation's clause names
+    # no subject word of its own ("we're" and the cue's own "plus" are no thing).
+    own = set(p.own_words[1])
+    for clause in re.split(r"[,;:!?—]|\.(?!\w)", p.b.text):
+        said = [t.lower() for t in tokens(clause) if "'" not in t and not CHANGE_CUE.fullmatch(t)]
+        if NEGATION.search(clause) and any(stem(t) in own for t in said):
+            return False
+    return True
+
+
+def _last_word_stopped(p: Pair) -> bool:
+    """A short older statement ends on what it says, a plain word, and the newer negates that word
+    ("The canteen takes meal vouchers." / "the canteen no longer takes vouchers, card only";
+    "Visitors sign in at the front desk." / "... no more front desk log")."""
+    if len(p.sa.subject) > MEANING_MAX_SUBJECT:
+        return False
+    plain = [w for w in p.a.words if w.isalpha() and w not in FILLER and w not in CUE_WORDS]
+    # A name it ends on is its value: ``_only_value_stopped`` ("not using FedEx for returns").
+    if not plain or len(plain[-1]) < 4 or plain[-1] in p.sa.values.get("name", frozenset()):
+        return False
+    last = stem(plain[-1])
+    own = set(p.own_words[1])
+    for m in NEGATION.finditer(p.b.text):
+        # Said of another thing ("the gym no longer takes vouchers" / "The canteen takes meal
+        # vouchers."): a word of its own before the negation in its clause ("we're" says who).
+        before = tokens(re.split(r"[,.;:!?]| - | — ", p.b.text[: m.start()])[-1].lower())
+        if any(stem(t) in own and "'" not in t for t in before):
+            continue
+        # The negation and the rest of its clause ("no longer accept checks", "no more front desk").
+        clause = re.split(r"[,.;:!?]| - | — ", p.b.text[m.start() :], maxsplit=1)[0]
+        if any(similar(stem(t), last) for t in tokens(clause.lower())):
+            return True
+    return False
+
+
 def _similarity(older: Claim, newer: Claim) -> float | None:
     if older.meaning is None or newer.meaning is None:
         return None
@@ -247,7 +297,10 @@ class HeuristicResolver:
         if kinds_differing(sa, sb):
             pass
         elif "name" in sa.values and "name" not in sb.values and not sa.values["name"] & frozenset(b.words):
-            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= LONE_COVER else ""
+            # A correction leans on what it corrects: half the subject ("correction: samples go to
+            # the zurich lab" / "Ship the blood samples to the Geneva lab.").
+            need = CORRECTION_COVER if b.correction else LONE_COVER
+            lone = self._lone(b, a, sa) if cover(sa.subject, sb.subject) >= need else ""
             sb = self._split(b, names | {lone}) if lone else sb
         elif "name" in sb.values and "name" not in sa.values and not sb.values["name"] & frozenset(a.words):
             lone = self._lone(a, b, sb) if cover(sb.subject, sa.subject) >= LONE_COVER else ""
@@ -263,6 +316,18 @@ class HeuristicResolver:
         b_names = frozenset(v for vs in sb.values.values() for v in vs)
         # "QA lead on packaging" / "The quality assurance lead for the packaging line".
         sa, sb = spelled_out(sa, a, b, sb), spelled_out(sb, b, a, sa)
+        # "lab mtg" / "The lab meeting", "qp" / "quarterly planning": shorthand in lower case.
+        sa, sb = abbreviated(sa, a, b, sb), abbreviated(sb, b, a, sa)
+        # "The hotfix 2.3 release ..." / "2.3 slips to may 19": which release in both.
+        sa, sb = qualified_alike(sa, sb), qualified_alike(sb, sa)
+        # "öffnet um 11:30" / "macht um 12 auf": a time.
+        sa, sb = timed_alike(sa, a, sb), timed_alike(sb, b, sa)
+        # "8 hours" / "12h": hours, not noon.
+        sa, sb = hours_alike(sa, a, b), hours_alike(sb, b, a)
+        # "two weeks" / "3-week sprints": a count in words.
+        sa, sb = counted_in_words(sa, a, b, sb), counted_in_words(sb, b, a, sa)
+        # "correction: 230 pallets" / "The stockroom has 320 pallets.": a value, not which.
+        sa, sb = valued_beside(sa, a, b, sb), valued_beside(sb, b, a, sa)
         # Another value of a kind; a name added beside the same one is more detail, not a change.
         differing = kinds_differing(sa, sb)
         # The value the newer says it replaces must be the older's own, not one the older says
@@ -376,6 +441,10 @@ class HeuristicResolver:
             return Judgement(Resolution.UNRELATED, "a question asserts nothing")
         if p.b.negated and p.kept_values and p.cover_a >= CORRECTION_COVER and not p.b.hedged:
             return Judgement(Resolution.SUPERSEDES, "the newer statement says the older value stopped")
+        if p.b.negated and p.old_named and not p.b.hedged and _only_value_stopped(p):
+            return Judgement(Resolution.SUPERSEDES, "the newer statement says the older's one value stopped")
+        if p.b.negated and not p.b.hedged and _last_word_stopped(p):
+            return Judgement(Resolution.SUPERSEDES, "the newer statement says what the older ends on stopped")
         if not p.changed:
             return self._repeated(p)
         return None
