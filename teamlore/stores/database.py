@@ -61,6 +61,9 @@ CREATE INDEX IF NOT EXISTS message_versions_current
     ON message_versions (workspace, channel, message_id) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS message_versions_posted
     ON message_versions (workspace, channel, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
+-- A thread's current replies in order: a reply's passage reads the reply before it.
+CREATE INDEX IF NOT EXISTS message_versions_thread
+    ON message_versions (workspace, channel, thread_id, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS message_versions_seq ON message_versions (seq);
 CREATE INDEX IF NOT EXISTS message_versions_author ON message_versions (workspace, author_id);
 
