@@ -164,7 +164,7 @@ class _TimedConnection(sqlite3.Connection):
         return self._timed("executemany", sql, params)
 
 
-def profile(messages: int, seed: int, top: int) -> None:
+def profile(messages: int, seed: int, top: int, save: Path | None) -> None:
     sqlite3.connect = functools.partial(sqlite3.connect, factory=_TimedConnection)  # type: ignore[assignment]
     with tempfile.TemporaryDirectory(prefix="teamlore-profile-") as tmp:
         profiler = cProfile.Profile()
@@ -176,6 +176,8 @@ def profile(messages: int, seed: int, top: int) -> None:
         lore.close()
     print(f"{messages:,} messages in {wall:.1f} s ({messages / wall:,.0f} msg/s under the profiler);")
     print(f"facts created {summary.facts_created:,}; outcomes {dict(summary.outcomes)}")
+    if save is not None:
+        profiler.dump_stats(str(save))
     stats = pstats.Stats(profiler)
     stats.sort_stats("cumulative").print_stats(top)
     total = sum(t for _, t in _STATS.values())
@@ -191,6 +193,7 @@ def main() -> None:
     d.add_argument("out", type=Path)
     p = sub.add_parser("profile")
     p.add_argument("--top", type=int, default=40)
+    p.add_argument("--save", type=Path, default=None, help="write the cProfile for python -m pstats")
     for each in (d, p):
         each.add_argument("--messages", type=int, default=3_000)
         each.add_argument("--seed", type=int, default=7)
@@ -203,7 +206,7 @@ def main() -> None:
     elif args.command == "compare":
         sys.exit(compare(args.a, args.b))
     else:
-        profile(args.messages, args.seed, args.top)
+        profile(args.messages, args.seed, args.top, args.save)
 
 
 if __name__ == "__main__":
