@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Protocol
 
@@ -304,15 +304,19 @@ class Database:
             self._local.saved = []
         return conn
 
-    @contextmanager
-    def transaction(self, savepoint: bool = False) -> Iterator[sqlite3.Connection]:
+    def transaction(self, savepoint: bool = False) -> AbstractContextManager[sqlite3.Connection]:
         """A transaction; inside one, a savepoint when asked (a failure then undoes only its own
         writes), else simply part of the enclosing transaction, which undoes everything."""
         conn = self.conn
+        if self._local.depth and not savepoint:
+            # Every store write opens one: inside a transaction (an import's every write) it
+            # costs no generator.
+            return nullcontext(conn)
+        return self._begin(conn)
+
+    @contextmanager
+    def _begin(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         depth = self._local.depth
-        if depth and not savepoint:
-            yield conn
-            return
         name = f"sp{depth}"
         listener = self.listener
         conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
