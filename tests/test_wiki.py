@@ -80,6 +80,45 @@ def test_a_burst_of_200_events_over_5_pages_makes_exactly_5_rewrites(wiki_lore, 
     assert lore.stores.dirty.pending() == []
 
 
+def test_a_batch_is_routed_once_and_an_event_that_failed_marks_nothing(wiki_lore, monkeypatch):
+    from teamlore.errors import TeamloreError
+    from teamlore.workers import lifecycle, mutations
+    from teamlore.workers.pipeline import Outcome
+
+    lore = wiki_lore()
+    told: list[list[str]] = []
+    note = lore.pipeline.notify
+    assert note is not None
+
+    def counting(fact_ids: list[str]) -> None:
+        told.append(list(fact_ids))
+        note(fact_ids)
+
+    lore.pipeline.notify = counting
+    real = mutations.create_or_revive
+
+    def failing(*args, **kwargs):
+        fact = real(*args, **kwargs)  # written, then the event fails: its savepoint undoes it
+        if "Zanzibar" in fact.statement:
+            raise TeamloreError("simulated failure after a partial write")
+        return fact
+
+    monkeypatch.setattr(lifecycle.mutations, "create_or_revive", failing)
+    results = put(
+        lore,
+        event("The ledger service is owned by Dana.", message_id="m1"),
+        event("The Zanzibar cluster runs on Kafka 3.", message_id="m2", ts="2026-01-05T10:01:00Z"),
+        event("The billing cron runs at 02:00 UTC.", message_id="m3", ts="2026-01-05T10:02:00Z"),
+    )
+    assert [r.outcome for r in results] == [Outcome.STORED, Outcome.FAILED, Outcome.STORED]
+    assert told == [results[0].created + results[2].created]  # once, for the events applied
+    marked = {r[0] for r in lore.stores.db.conn.execute("SELECT fact_id FROM dirty_facts")}
+    routed = {r[0] for r in lore.stores.db.conn.execute("SELECT fact_id FROM page_facts")}
+    if lore.wiki.dirty is lore.stores.dirty:  # (a Redis dirty set keeps its marks in Redis)
+        assert marked == set(told[0])
+    assert routed == set(told[0])
+
+
 def test_a_rewrite_touches_only_the_affected_sections_byte_for_byte(wiki_lore, clock):
     lore = wiki_lore(window=0)
     put(

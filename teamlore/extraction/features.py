@@ -40,7 +40,15 @@ def features(
 
     ``crossed`` (the type heads): a reply's own cues, length and first word, each crossed with
     what its thread's opening message is (its cues), so "Friday" under "when is the freeze?"
-    and "the freeze is Friday" under the same parent can weigh differently."""
+    and "the freeze is Friday" under the same parent can weigh differently.
+
+    The arrays are read-only: a kept sentence is read, confirmed and typed, and asks for the same
+    features each time (crossing changes nothing without a parent), so they are kept a while."""
+    return _features(sentence, parent, crossed and parent is not None)
+
+
+@lru_cache(maxsize=4096)
+def _features(sentence: str, parent: str | None, crossed: bool) -> tuple[np.ndarray, np.ndarray]:
     text = normalise(sentence)
     buckets = [_char_ngrams(f" {text} ")]
     named: list[str] = []
@@ -59,7 +67,9 @@ def features(
             )
     index, counts = np.unique(np.concatenate(buckets).astype(np.int64), return_counts=True)
     weights = np.log1p(counts.astype(np.float32))
-    return index, weights / np.float32(np.linalg.norm(weights))
+    weights /= np.float32(np.linalg.norm(weights))
+    index.flags.writeable = weights.flags.writeable = False
+    return index, weights
 
 
 def _length(text: str, words: list[str]) -> int:

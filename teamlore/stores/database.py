@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Protocol
 
@@ -61,6 +61,9 @@ CREATE INDEX IF NOT EXISTS message_versions_current
     ON message_versions (workspace, channel, message_id) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS message_versions_posted
     ON message_versions (workspace, channel, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
+-- A thread's current replies in order: a reply's passage reads the reply before it.
+CREATE INDEX IF NOT EXISTS message_versions_thread
+    ON message_versions (workspace, channel, thread_id, valid_from) WHERE recorded_to = {SENTINEL_MICROS};
 CREATE INDEX IF NOT EXISTS message_versions_seq ON message_versions (seq);
 CREATE INDEX IF NOT EXISTS message_versions_author ON message_versions (workspace, author_id);
 
@@ -295,33 +298,47 @@ class Database:
             conn.execute("PRAGMA cache_size=-65536")
             self._local.conn = conn
             self._local.depth = 0
+            # Counters counted up inside the open transaction (name -> value), written back just
+            # before it commits; a copy per open savepoint, put back if that savepoint rolls back.
+            self._local.seqs = {}
+            self._local.saved = []
         return conn
 
-    @contextmanager
-    def transaction(self, savepoint: bool = False) -> Iterator[sqlite3.Connection]:
+    def transaction(self, savepoint: bool = False) -> AbstractContextManager[sqlite3.Connection]:
         """A transaction; inside one, a savepoint when asked (a failure then undoes only its own
         writes), else simply part of the enclosing transaction, which undoes everything."""
         conn = self.conn
+        if self._local.depth and not savepoint:
+            # Every store write opens one: inside a transaction (an import's every write) it
+            # costs no generator.
+            return nullcontext(conn)
+        return self._begin(conn)
+
+    @contextmanager
+    def _begin(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         depth = self._local.depth
-        if depth and not savepoint:
-            yield conn
-            return
         name = f"sp{depth}"
         listener = self.listener
         conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+        seqs = self._local.seqs
+        self._local.saved.append(dict(seqs))
         self._local.depth = depth + 1
         try:
             if listener is not None:
                 listener.begun(depth)
             yield conn
-            if listener is not None and depth == 0:
-                listener.before_commit(conn)
+            if depth == 0:
+                self._write_seqs(conn)
+                if listener is not None:
+                    listener.before_commit(conn)
         except BaseException:
             if depth == 0:
                 conn.execute("ROLLBACK")
             else:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
+            seqs.clear()
+            seqs.update(self._local.saved[-1])
             if listener is not None:
                 listener.rolled_back(depth)
             raise
@@ -330,20 +347,42 @@ class Database:
             if listener is not None and depth:
                 listener.released(depth)
         finally:
+            self._local.saved.pop()
             self._local.depth = depth
         if listener is not None and depth == 0:
             listener.committed()
 
     def next_seq(self, name: str = "fact_seq") -> int:
-        """Count the counter ``name`` up by one; returns its new value."""
-        row = self.conn.execute(
-            "UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", (name,)
-        ).fetchone()
-        return int(row[0])
+        """Count the counter ``name`` up by one; returns its new value. Inside a transaction the
+        counter is read once and counted in memory, and written back just before the commit (the
+        transaction holds the write lock from its start: nobody else counts meanwhile)."""
+        conn = self.conn
+        if not self._local.depth:
+            row = conn.execute(
+                "UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value", (name,)
+            ).fetchone()
+            return int(row[0])
+        seqs = self._local.seqs
+        value = seqs[name] + 1 if name in seqs else self._stored(conn, name) + 1
+        seqs[name] = value
+        return value
 
     def counter(self, name: str) -> int:
-        """The counter's current value."""
-        return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+        """The counter's current value (as this transaction has counted it)."""
+        conn = self.conn
+        return self._local.seqs.get(name) or self._stored(conn, name)
+
+    @staticmethod
+    def _stored(conn: sqlite3.Connection, name: str) -> int:
+        return int(conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+
+    def _write_seqs(self, conn: sqlite3.Connection) -> None:
+        seqs = self._local.seqs
+        if seqs:
+            conn.executemany(
+                "UPDATE counters SET value = ? WHERE name = ?", [(v, n) for n, v in seqs.items()]
+            )
+            seqs.clear()
 
     def scrub(self) -> None:
         """After an erasure, leave no copy of deleted text in the files: merge the keyword

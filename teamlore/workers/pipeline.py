@@ -110,8 +110,9 @@ class PipelineDeps:
     clock: Callable[[], datetime]
     review: ReviewQueue
     tombstones: Tombstones
-    # Told the ids of the facts each event changed, inside the event's transaction (the wiki
-    # marks their pages dirty there, so a fact and its dirty mark land together).
+    # Told the ids of the facts a batch's events changed, once, inside the batch's transaction
+    # (the wiki routes them and marks their pages dirty there, so facts and their dirty marks
+    # land together); an event rolled back is not told of.
     notify: Callable[[list[str]], None] | None = None
     # None: the heuristic resolver, knowing the workspace's people from its message authors.
     resolver: Resolver | None = None
@@ -181,6 +182,7 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
     if deps.meaning is not None:
         deps.meaning.prepare(statements)
     results: list[IngestResult] = []
+    changed: list[str] = []
     channels_seen: set[tuple[str, str]] = set()
     with deps.transaction():
         for event, candidates, extraction, passage in zip(
@@ -201,14 +203,17 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
                 with deps.transaction(savepoint=True):
                     result = _apply_once(event, candidates, passage, keys, deps)
                     result.extraction_fallback = extraction.fallback
-                    if deps.notify is not None and result.changed:
-                        deps.notify(result.changed)
                 results.append(result)
+                changed += result.changed
             except StoreUnreachable:
                 raise  # no event is at fault: the whole batch stays queued for a retry
             except TeamloreError as exc:
                 log.warning("event %s/%s failed: %s", event.channel, event.message_id, exc)
                 results.append(IngestResult(event, Outcome.FAILED, error=str(exc)))
+        if deps.notify is not None and changed:
+            # Once for the batch (its pages routed and marked once); should it fail, no event is
+            # at fault: the whole batch is undone and raised, as for an unreachable store.
+            deps.notify(changed)
     return results
 
 
