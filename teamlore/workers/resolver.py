@@ -28,18 +28,11 @@ from teamlore.workers.claim_parts import (
     NEGATION,
     Parts,
     Split,
-    abbreviated,
-    counted_in_words,
-    hours_alike,
-    qualified_alike,
     read,
-    spelled_out,
     split,
     stem,
-    timed_alike,
     tokens,
     value_kind,
-    valued_beside,
 )
 from teamlore.workers.pairs import (
     CUE_WORDS,
@@ -54,6 +47,15 @@ from teamlore.workers.pairs import (
     substitutes,
     two_slots,
     two_terms,
+)
+from teamlore.workers.rereading import (
+    abbreviated,
+    counted_in_words,
+    hours_alike,
+    qualified_alike,
+    spelled_out,
+    timed_alike,
+    valued_beside,
 )
 from teamlore.workers.retirement import RetirementJudge, features
 
