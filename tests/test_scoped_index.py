@@ -411,9 +411,10 @@ def test_rows_closed_after_the_index_read_them_leave_the_scope_as_in_the_file(tm
         assert closed_later  # the control: rows read while open were closed afterwards
         for scope, view in itertools.product(_scopes(), _views(lore.clock())):
             expected = sorted(r[0] for r in _visible_rows(rows, scope, view))
-            assert sorted(int(v) for v in index._vid[index._visible(scope, view)]) == expected
+            parts = index._scope_parts(scope, view)
+            assert sorted(int(v) for _, positions, _ in parts for v in index._vid[positions]) == expected
             # and those of them holding a vector, as the semantic halves read them
-            holding = index._held(index._scope_parts(scope, view))
+            holding = index._held(parts)
             with_vector = sorted(r[0] for r in _visible_rows(rows, scope, view) if r[7] is not None)
             assert sorted(int(v) for _, positions, _ in holding for v in index._vid[positions]) == with_vector
             # each read with the vector it holds now (a message's context changed: a new vector)

@@ -413,14 +413,6 @@ class VectorIndex:
             return held[0][1], scores[0]
         return np.concatenate([positions for _, positions, _ in held]), np.concatenate(scores)
 
-    def _visible(self, scope: Scope, view: ResolvedView) -> np.ndarray:
-        """Positions, ascending, of the rows inside the scope and visible on both time axes of the
-        view (``_scope_parts``)."""
-        parts = [positions for _, positions, _ in self._scope_parts(scope, view)]
-        if not parts:
-            return np.zeros(0, np.int64)
-        return parts[0] if len(parts) == 1 else _ascending(parts, len(self._vid))
-
     def _inside(self, positions: np.ndarray, scope: Scope, view: ResolvedView) -> np.ndarray:
         """Per position: inside the scope's workspace and visible on both time axes of the view
         (the caller sees to the channels)."""
@@ -471,11 +463,3 @@ def _inside(held: Sequence[np.ndarray] | np.ndarray, workspace: int, view: Resol
         keep &= valid_from <= valid
         keep &= valid_to > valid
     return keep
-
-
-def _ascending(parts: list[np.ndarray], size: int) -> np.ndarray:
-    """The union of disjoint position arrays in ascending order (a flag per row: no sort)."""
-    flags = np.zeros(size, bool)
-    for part in parts:
-        flags[part] = True
-    return np.flatnonzero(flags)
