@@ -162,7 +162,11 @@ def _forget_scope_and_time_filters(monkeypatch, fact_store):
         monkeypatch.setattr(
             embedded_facts, "scope_time_sql", lambda scope, view, alias="v", by_id=False: ("1=1", [])
         )
-    monkeypatch.setattr(VectorIndex, "_visible", lambda self, scope, view: np.arange(len(self._vid)))
+    monkeypatch.setattr(
+        VectorIndex,
+        "_scope_parts",
+        lambda self, scope, view: [(c, self._members[c], self._member_rows[c]) for c in self._members],
+    )
     monkeypatch.setattr(VectorIndex, "_channel_codes", lambda self, scope: sorted(self._members))
     monkeypatch.setattr(
         VectorIndex, "_inside", lambda self, positions, scope, view: np.ones(len(positions), bool)
