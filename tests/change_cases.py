@@ -331,6 +331,20 @@ FORMS = [
 # retired by the newer one on the other side of the guard.
 GUARDS = [
     (
+        "a name both mention, another thing said of it, with a cue",
+        "The Nimbus code freeze is June 2.",
+        "Heads up: the Nimbus beta is pushed to June 20.",
+        "Nimbus",
+        "Heads up: the Nimbus code freeze is pushed to June 9.",
+    ),
+    (
+        "the older's value said again, beside another thing",
+        "The Orion API quota is now 500 calls per hour, raised from 200.",
+        "Note: the new 500 calls/hour quota has nothing to do with the 500 ms timeout.",
+        "Orion API quota",
+        "The Orion API quota is now 800 calls per hour, raised from 500.",
+    ),
+    (
         "a number that names which thing",
         "The -80 freezer is in room 214.",
         "The -20 freezer is in room 118.",

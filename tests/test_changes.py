@@ -304,3 +304,26 @@ def test_a_version_read_as_part_of_a_name_is_the_value_beside_the_same_word(tmp_
     assert any(t.startswith("4.3 LTS") for t in current), current
     assert older not in current, current
     assert older in _current(data, "C2", "godot")
+
+
+def test_an_answer_replaces_no_answer_to_another_question(tmp_path):
+    # "yes, as of today" under "is June 3 still the go-live date?" says nothing of the pilot that an
+    # earlier "yes" extended; the control asks the pilot's question again and its answer replaces.
+    data = tmp_path / "store"
+    older = [
+        _line("{c}", "1.1", "2026-01-05T10:00:00Z", "is the Initech pilot still running?", author="dana"),
+        _line("{c}", "1.2", "2026-01-05T10:05:00Z", "yes, extended to May 31", thread="1.1", author="omar"),
+    ]
+    _import(
+        data,
+        *(line.replace("{c}", "C1") for line in older),
+        _line("C1", "2.1", "2026-02-10T10:00:00Z", "is June 3 still the go-live date?", author="dana"),
+        _line("C1", "2.2", "2026-02-10T10:05:00Z", "yes, as of today", thread="2.1", author="omar"),
+        *(line.replace("{c}", "C2") for line in older),
+        _line("C2", "2.1", "2026-02-10T10:00:00Z", "is the Initech pilot still running?", author="dana"),
+        _line("C2", "2.2", "2026-02-10T10:05:00Z", "yes, extended to June 30", thread="2.1", author="omar"),
+    )
+    current = _current(data, "C1", "Initech pilot")
+    assert any("May 31" in t for t in current), current
+    control = _current(data, "C2", "Initech pilot")
+    assert any("June 30" in t for t in control) and not any("May 31" in t for t in control), control

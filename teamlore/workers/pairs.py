@@ -269,6 +269,71 @@ def some_days(p: Pair) -> bool:
     return "date" not in p.sa.values and bool(_SOME_DAYS.search(p.b.text))
 
 
+def names_only(p: Pair) -> bool:
+    """The older's own subject (two words or more, names and values aside) is nowhere in the
+    newer: what they share is a name, the product or team both mention, and each says something
+    else about it ("Atlas docs freeze is March 10." / "the Atlas 2.0 launch is pushed to March
+    24."). A subject of one word is left to the other rules ("Die Kantine öffnet um 11:30." /
+    "kantine macht jetzt erst um 12 auf": the name is the subject)."""
+    own = frozenset(w for w in p.sa.subject if len(w) >= 3 and w.isalpha())
+    return len(own) >= 2 and cover(own, p.sb.subject) == 0
+
+
+def restated(p: Pair) -> bool:
+    """The newer states again each value the older holds now, and no other, of every kind that
+    differs: it adds to the older or speaks of something beside it, and changes nothing ("The API rate limit
+    is now 250 requests per minute, raised from 100." / "the new 250 requests/min limit has
+    nothing to do with the 250 ms budget"; "pricing will rise to $49 per seat, from $39" /
+    "only 3 of 40 renewals pushed back on the $49 price"). A value the older says it replaced
+    ("from $39") is not one it holds; an amount is a number said without its currency too; a kind
+    of value only the newer names is added beside the older's, not in its place."""
+    replaced = {_bare(v) for v in p.a.old_values}
+    compared = False
+    for kind in p.differing:
+        held = {_bare(v) for v in p.sa.values.get(kind, frozenset())} - replaced
+        if not held:
+            continue  # a kind only the newer names: added beside the older, not in its place
+        said = {_bare(v) for v in p.sb.values.get(kind, frozenset())}
+        if kind in _AMOUNTS:
+            other = _AMOUNTS[kind]
+            said |= held & {_bare(v) for v in p.sb.values.get(other, frozenset())}
+        if said != held:
+            return False  # one missing, or a new one beside it ("lab mtg is in B117, B204 is ...")
+        compared = True
+    return compared
+
+
+# What a thread answer carries after its statement (``extraction.statements``): its question.
+_ASKED = re.compile(r"\(re: ([^)]*)\)\s*$")
+
+
+def two_questions(older: str, newer: str) -> bool:
+    """Both are thread answers kept beside their questions, and the questions are about different
+    things: an answer replaces only an earlier answer to the same question ("yes, their trial was
+    extended to March 31 (re: is Globex still in trial?)" / "yes, as of today (re: is March 17
+    still solid for the launch?)")."""
+    asked_a, asked_b = _asked(older), _asked(newer)
+    return bool(asked_a and asked_b) and cover(asked_a, asked_b) < 0.5 and cover(asked_b, asked_a) < 0.5
+
+
+def _asked(text: str) -> frozenset[str]:
+    """The content words of the question a thread answer carries, or none."""
+    m = _ASKED.search(text)
+    if m is None:
+        return frozenset()
+    words = (w.lower() for w in tokens(m.group(1)))
+    return frozenset(
+        stem(w) for w in words if len(w) >= 3 and w[0].isalnum() and w not in FILLER and w not in CUE_WORDS
+    )
+
+
+_AMOUNTS = {"money": "number", "number": "money"}
+
+
+def _bare(value: str) -> str:
+    return value.strip("$€£¥").lstrip("0") or value
+
+
 def another_thing(p: Pair) -> bool:
     """The guards a change must pass, with or without a cue: two things of one sort."""
     return (

@@ -42,9 +42,12 @@ from teamlore.workers.pairs import (
     counted_on,
     cover,
     kinds_differing,
+    names_only,
     one_subject,
+    restated,
     similar,
     substitutes,
+    two_questions,
     two_slots,
     two_terms,
 )
@@ -225,7 +228,7 @@ def _changed_by_meaning(p: Pair, gap: timedelta, similarity: float, what: str) -
     cued = p.b.change or p.b.correction
     # Subject words only: a value both name ("May") says nothing of what the statements are about.
     named = cover(p.sa.subject, p.sb.subject)
-    if cued and similarity >= MEANING_CUE_SIMILARITY and named >= MEANING_CUE_COVER:
+    if cued and similarity >= MEANING_CUE_SIMILARITY and named >= MEANING_CUE_COVER and not restated(p):
         if p.b.correction:
             return Judgement(Resolution.CORRECTION, "the newer statement says the older was never true")
         return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue; same subject by meaning")
@@ -410,6 +413,8 @@ class HeuristicResolver:
         return features(p, verdict.resolution.value, newer.valid_from - older.valid_from, similarity)
 
     def _rules(self, p: Pair, older: Claim, newer: Claim) -> Judgement:
+        if two_questions(older.text, newer.text):
+            return Judgement(Resolution.UNRELATED, "answers to two questions")
         settled = self._settled(p, older, newer)
         if settled is not None:
             return settled
@@ -469,7 +474,9 @@ class HeuristicResolver:
         if counted_on(p):
             return Judgement(Resolution.SUPERSEDES, "the count changed by what the newer one adds to it")
         lean = p.cover_b >= IMPLICIT_COVER and p.cover_a >= CORRECTION_COVER  # "launch pushed to the 24th"
-        if p.b.change and (p.cover_a >= CUE_COVER or lean):
+        # A cue moves the older's value only if the newer is about it: not a name both mention
+        # with something else said of it, not the older's own value said again.
+        if p.b.change and (p.cover_a >= CUE_COVER or lean) and not (names_only(p) or restated(p)):
             return Judgement(Resolution.SUPERSEDES, f"{what} changed, with a cue")
         if one_subject(p):
             if p.swapped or p.added:
