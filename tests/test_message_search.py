@@ -275,7 +275,7 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
     )
     db.close()
     reopened = Database(path)
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     memory = Conversations()
     memory.refresh(reopened.conn)
     found = memory.keyword("statuspage", Scope("T1", ["C1"]), ReadView().resolved(), 5)
@@ -303,7 +303,7 @@ def test_a_store_of_schema_2_loses_its_message_keyword_table_with_every_word_in_
     reopened = Database(path)
     tables = {r[0] for r in reopened.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "message_fts" not in tables and "fact_fts" not in tables and "fact_subjects" in tables
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     reopened.close()
 
 

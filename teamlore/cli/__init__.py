@@ -49,7 +49,7 @@ from teamlore.cli.support import (
 from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
 from teamlore.connectors import ImportItem
-from teamlore.domain import ReadView, Scope
+from teamlore.domain import ReadView, Scope, Source
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
 from teamlore.timeutil import SENTINEL, iso
 from teamlore.untrusted import printable
@@ -242,7 +242,9 @@ def _print_fact(rank: int, hit: FactView) -> None:
     )
     for source in hit.sources:
         out.print(
-            f"   source: {source.author_name} {iso(source.ts)} {source.permalink}", markup=False, style="dim"
+            f"   source: {source.author_name} {iso(source.ts)}{_in_file(source)} {source.permalink}",
+            markup=False,
+            style="dim",
         )
     if hit.newer_elsewhere is not None:
         newer = hit.newer_elsewhere
@@ -260,11 +262,16 @@ def _print_fact(rank: int, hit: FactView) -> None:
     _print_answer(hit)
 
 
+def _in_file(source: Source) -> str:
+    """ ", in report.pdf, p. 3" for a passage of a shared file."""
+    return f", in {source.file_ref}" if source.file_ref else ""
+
+
 def _print_message(rank: int, hit: MessageView) -> None:
     out.print(f"{rank}. {hit.text}", markup=False)
     out.print(
         f"   message (no fact covers it), #{hit.channel}, said by {hit.source.author_name} on "
-        f"{iso(hit.since)}  {hit.source.permalink}",
+        f"{iso(hit.since)}{_in_file(hit.source)}  {hit.source.permalink}",
         markup=False,
         style="dim",
     )
