@@ -1,0 +1,296 @@
+"""Files shared in Slack become knowledge (issue 21): real files made in the test, shared through
+the local Slack (its url_private served to the bot token only), fetched into the blob store beside
+the SQLite file, read in a subprocess, and their passages taken as messages of the message that
+shared them: found by search with the file and page, on the wiki, private where their channel is,
+retracted with the message, gone after erasure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from teamlore.app import Teamlore
+from teamlore.capabilities import views
+from teamlore.config import Settings
+from teamlore.connectors.delivery import EventSink
+from teamlore.connectors.slack.events import message_event
+from teamlore.connectors.slack_export import SlackChannel, SlackContext
+from teamlore.domain import FactStatus, Scope, Visibility
+
+from . import files_made as made
+from .fake_slack import TEAM, TOKEN, FakeSlack
+
+JAN5 = 1767607200  # 2026-01-05T10:00:00Z
+BUDGET_PAGES = [
+    "Falcon project report. This report covers the spring planning of the Falcon project.",
+    "The Falcon launch budget is 40 thousand euros.\nThe budget was approved by the finance board.",
+    "Appendix. Contacts and glossary for the Falcon project.",
+]
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        fake.add_channel("C1", "eng")
+        fake.add_channel("CPRIV", "deals", private=True)
+        yield fake
+
+
+def open_lore(tmp_path: Path, embedder: Any, clock: Any, slack: FakeSlack, **settings: Any) -> Teamlore:
+    chosen = Settings(
+        data_dir=tmp_path / "store",
+        slack_bot_token=TOKEN,
+        slack_api_url=slack.base_url,
+        _env_file=None,
+        **settings,
+    )
+    return Teamlore(chosen, embedder=embedder, clock=clock)
+
+
+@pytest.fixture
+def lore(tmp_path, embedder, clock, slack) -> Iterator[Teamlore]:
+    opened = open_lore(tmp_path, embedder, clock, slack)
+    yield opened
+    opened.close()
+
+
+class Chat:
+    """Slack messages as the live connector normalizes them, delivered through the EventSink."""
+
+    def __init__(self, lore: Teamlore, slack: FakeSlack) -> None:
+        self.lore, self.slack = lore, slack
+        self.sink = EventSink(lore)
+        users = {"U1": {"name": "alice"}, "U2": {"name": "bob"}}
+        self.context = SlackContext(TEAM, users, "https://acme.slack.com/archives", 40_000)
+
+    def post(self, n: int, text: str, channel: str = "C1", user: str = "U1", files=(), **extra: Any) -> str:
+        stamp = f"{JAN5 + n * 60}.000100"
+        body = {"type": "message", "user": user, "text": text, "ts": stamp, **extra}
+        if files:
+            body |= {"subtype": "file_share", "files": list(files)}
+        self._deliver(body, channel)
+        return stamp
+
+    def delete(self, stamp: str, channel: str = "C1") -> None:
+        body = {
+            "type": "message",
+            "subtype": "message_deleted",
+            "deleted_ts": stamp,
+            "ts": f"{JAN5 + 9999}.0",
+        }
+        self._deliver(body, channel)
+
+    def _deliver(self, body: dict[str, Any], channel: str) -> None:
+        private = channel == "CPRIV"
+        where = SlackChannel(
+            channel, "deals" if private else "eng", Visibility.PRIVATE if private else Visibility.PUBLIC
+        )
+        found = message_event(body, where, self.context)
+        assert found is not None
+        self.sink.deliver([found])
+        self.lore.wiki.flush(everything=True)
+
+
+@pytest.fixture
+def chat(lore, slack) -> Chat:
+    return Chat(lore, slack)
+
+
+def facts_found(lore: Teamlore, query: str, *channels: str) -> list[Any]:
+    result = lore.reader.search(query, Scope(TEAM, channels), k=5)
+    return [hit for hit in result.hits if hit.kind == "fact"]
+
+
+def test_a_fact_on_page_2_of_a_shared_pdf_is_found_and_cited_with_the_file_and_page(lore, slack, chat):
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    shared = chat.post(1, "Here is the Falcon report.", files=[report])
+
+    path, auth = slack.downloads[0]
+    assert path.startswith("/files-pri/T1-F1/") and auth == f"Bearer {TOKEN}"
+    hits = facts_found(lore, "Falcon launch budget", "C1")
+    top = hits[0]
+    assert "40 thousand euros" in top.fact.statement
+    (source,) = top.sources
+    assert (source.file_ref, source.shared_in) == ("report.pdf, p. 2", shared)
+    assert source.permalink.endswith(f"/C1/p{shared.replace('.', '')}")  # the sharing message's link
+    assert source.author_name == "alice"
+    cited = views.fact_view_json(top)["sources"][0]
+    assert (cited["file"], cited["shared_in"]) == ("report.pdf, p. 2", shared)
+
+    # The bytes are kept once, named by their sha256, in a folder beside the SQLite file.
+    blobs = lore.settings.db_path.with_name(lore.settings.db_path.stem + ".blobs")
+    kept = [p for p in blobs.rglob("*") if p.is_file()]
+    assert len(kept) == 1 and len(kept[0].name) == 64
+    (ref,) = lore.search_media_references(Scope(TEAM, ["C1"]), "report")
+    assert (ref.status, ref.detail) == ("extracted", "pdf: 3 pages, 3 passages")
+    assert views.media_json(ref)["status"] == "extracted"
+
+    pages = [
+        lore.pages.get(p.page.slug, Scope(TEAM, ["C1"])).markdown
+        for p in lore.pages.list(Scope(TEAM, ["C1"]))
+    ]
+    on_wiki = [line for page in pages for line in page.splitlines() if "40 thousand euros" in line]
+    assert on_wiki and all("report.pdf, p. 2" in line for line in on_wiki)
+
+
+def test_deleting_the_sharing_message_retracts_what_only_the_file_supported(lore, slack, chat):
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    shared = chat.post(1, "Here is the Falcon report.", files=[report])
+    chat.post(2, "The Falcon kickoff is on Monday.")
+    (fact,) = [
+        h.fact for h in facts_found(lore, "Falcon launch budget", "C1") if "40 thousand" in h.fact.statement
+    ]
+
+    chat.delete(shared)
+
+    history = lore.reader.history(fact.fact_id, Scope(TEAM, ["C1"]))
+    assert history.versions[-1].fact.status is FactStatus.RETRACTED
+    assert not [
+        h for h in facts_found(lore, "Falcon launch budget", "C1") if "40 thousand" in h.fact.statement
+    ]
+    passages = lore.stores.messages.passages_of(TEAM, "C1", shared)
+    assert passages == []  # every passage deleted with it
+    assert [h.fact.statement for h in facts_found(lore, "Falcon kickoff", "C1")][:1] == [
+        "The Falcon kickoff is on Monday."
+    ]  # the other message stands
+    blobs = lore.settings.db_path.with_name(lore.settings.db_path.stem + ".blobs")
+    assert [p for p in blobs.rglob("*") if p.is_file()] == []  # the bytes went with the share
+
+
+def test_erasing_the_person_removes_the_file_its_passages_and_their_facts(lore, slack, chat):
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    shared = chat.post(1, "Here is the Falcon report.", user="U2", files=[report])
+    chat.post(2, "The Falcon kickoff is on Monday.")
+    assert facts_found(lore, "Falcon launch budget", "C1")
+
+    report_of = lore.erase_author(TEAM, "U2", "dpo")
+
+    assert report_of.files == 1 and report_of.blobs == 1
+    assert not [
+        h for h in facts_found(lore, "Falcon launch budget", "C1") if "40 thousand" in h.fact.statement
+    ]
+    blobs = lore.settings.db_path.with_name(lore.settings.db_path.stem + ".blobs")
+    assert [p for p in blobs.rglob("*") if p.is_file()] == []
+    rows = lore.stores.db.conn.execute(
+        "SELECT text, author_name, file_ref FROM messages WHERE shared_in = ?", (shared,)
+    ).fetchall()
+    assert rows and all(tuple(r) == ("", "", "") for r in rows)
+    assert lore.stores.files.of_messages(TEAM, [("C1", shared)]) == []
+    assert lore.search_media_references(Scope(TEAM, ["C1"]), "report") == []
+
+
+def test_a_private_channels_file_never_reaches_another_channels_read(lore, slack, chat):
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    chat.post(1, "The Falcon numbers, do not share.", channel="CPRIV", files=[report])
+    chat.post(2, "The Falcon kickoff is on Monday.")
+
+    inside = lore.reader.search("Falcon launch budget", Scope(TEAM, ["CPRIV"]), k=5)
+    outside = lore.reader.search("Falcon launch budget", Scope(TEAM, ["C1"]), k=5)
+
+    assert any("40 thousand" in hit.text for hit in inside.hits)  # control: the same query inside
+    assert not any("40 thousand" in hit.text for hit in outside.hits)
+    assert all(hit.channel == "C1" for hit in outside.hits)
+    answer = lore.ask("what is the Falcon launch budget?", Scope(TEAM, ["C1"]))
+    assert "40 thousand" not in answer.text
+
+
+def test_word_excel_and_powerpoint_files_are_read_with_their_sheet_and_slide(lore, slack, chat):
+    files = [
+        slack.share(
+            "F2", "notes.docx", made.DOCX_MIME, made.docx(["The Falcon vendor is Globex."], "Vendors")
+        ),
+        slack.share(
+            "F3",
+            "plan.xlsx",
+            made.XLSX_MIME,
+            made.xlsx(
+                {
+                    "Budget": [["Item", "Cost"], ["Badges", 300]],
+                    "Headcount": [["Team", "People"], ["Falcon platform team", 7]],
+                }
+            ),
+        ),
+        slack.share(
+            "F4",
+            "roadmap.pptx",
+            made.PPTX_MIME,
+            made.pptx([("Intro", "Welcome"), ("Q3", "Falcon ships in September.")]),
+        ),
+    ]
+    chat.post(1, "Planning files for Falcon.", files=files)
+
+    refs = lore.search_media_references(Scope(TEAM, ["C1"]), "application")  # every mime type says so
+    assert {ref.name: (ref.status, ref.detail) for ref in refs} == {
+        "notes.docx": ("extracted", "docx: 1 passage"),
+        "plan.xlsx": ("extracted", "xlsx: 2 sheets, 2 passages"),
+        "roadmap.pptx": ("extracted", "pptx: 2 slides, 2 passages"),
+    }
+
+    def cited(query: str) -> set[str]:
+        result = lore.reader.search(query, Scope(TEAM, ["C1"]), k=3)
+        return {s.file_ref for hit in result.hits for s in hit.sources}
+
+    assert "notes.docx, § Vendors" in cited("Falcon vendor Globex")
+    assert "plan.xlsx, sheet Headcount" in cited("Falcon platform team people")
+    assert "roadmap.pptx, slide 2" in cited("Falcon ships in September")
+
+
+def test_a_file_that_cannot_be_fetched_is_recorded_and_fetched_again_by_reindex(lore, slack, chat):
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    slack.file_status["F1"] = 503
+    chat.post(1, "The Falcon kickoff is on Monday.", files=[report])
+
+    assert facts_found(lore, "Falcon kickoff", "C1")  # the message itself is never held up
+    (ref,) = lore.search_media_references(Scope(TEAM, ["C1"]), "report")
+    assert (ref.status, ref.detail) == ("failed", "not fetched: Slack answered HTTP 503")
+
+    del slack.file_status["F1"]
+    (retried,) = lore.retry_files(Scope(TEAM, ["C1"]))
+    assert (retried.status.value, retried.attempts) == ("extracted", 2)
+    assert any("40 thousand" in h.fact.statement for h in facts_found(lore, "Falcon launch budget", "C1"))
+
+
+def test_the_bot_token_goes_to_slack_only_and_a_sign_in_page_is_no_file(tmp_path, embedder, clock, slack):
+    wrong = open_lore(tmp_path / "wrong", embedder, clock, slack)
+    wrong.settings.slack_bot_token  # noqa: B018 - the same settings, another token below
+    try:
+        from teamlore.files.fetch import BearerFetcher
+
+        wrong.files.fetchers = {"slack": BearerFetcher.for_slack("xoxb-other", slack.base_url, 5)}
+        chat = Chat(wrong, slack)
+        report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+        elsewhere = {**report, "id": "F9", "url_private": "http://127.0.0.2:9/files-pri/T1-F9/x.pdf"}
+        chat.post(1, "Two files.", files=[report, elsewhere])
+        refs = {r.position: r for r in wrong.search_media_references(Scope(TEAM, ["C1"]), "report")}
+        assert refs[0].detail == (
+            "not fetched: Slack answered with a sign-in page, not the file: the bot token lacks files:read"
+        )
+        assert (
+            refs[1].status == "skipped"
+            and refs[1].detail == "not fetched: not a Slack file link (127.0.0.2:9)"
+        )
+        assert [auth for _, auth in slack.downloads] == ["Bearer xoxb-other"]  # nothing sent to 127.0.0.2
+    finally:
+        wrong.close()
+
+
+def test_every_status_is_one_line_in_teamlore_media_json(lore, slack, chat, capsys):
+    from typer.testing import CliRunner
+
+    from teamlore.cli import app as cli_app
+
+    slack.file_status["F1"] = 503
+    chat.post(1, "Report attached.", files=[slack.share("F1", "report.pdf", made.PDF_MIME, b"%PDF-1.4")])
+    lore.close()
+    done = CliRunner().invoke(
+        cli_app,
+        ["media", "report", "-w", TEAM, "-c", "C1", "--json", "--data-dir", str(lore.settings.data_dir)],
+        env={"TEAMLORE_SLACK_BOT_TOKEN": ""},
+    )
+    assert done.exit_code == 0, done.output
+    (shown,) = json.loads(done.stdout)
+    assert (shown["status"], shown["detail"]) == ("failed", "not fetched: Slack answered HTTP 503")
