@@ -154,6 +154,18 @@ class FakeSlack:
         ts = f"{time.time():.6f}"
         return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": {"text": args.get("text")}}
 
+    def _served_file(self, handler: BaseHTTPRequestHandler) -> bool:
+        """Answer a url_private request (True), or leave it to the API (False)."""
+        if not handler.path.startswith("/files-pri/"):
+            return False
+        status, mimetype, data = self._file_answer(handler.path, handler.headers.get("Authorization") or "")
+        handler.send_response(status)
+        handler.send_header("Content-Type", mimetype)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return True
+
     def _file_answer(self, path: str, auth: str) -> tuple[int, str, bytes]:
         """url_private: the bytes to the bot token; Slack's sign-in page (200, HTML) to anyone else."""
         self.downloads.append((path, auth))
@@ -174,20 +186,8 @@ class FakeSlack:
                 pass
 
             def do_GET(self) -> None:
-                if self.path.startswith("/files-pri/"):
-                    self._file()
-                    return
-                self._serve(dict(parse_qsl(urlsplit(self.path).query)))
-
-            def _file(self) -> None:
-                self._bytes(*fake._file_answer(self.path, self.headers.get("Authorization") or ""))
-
-            def _bytes(self, status: int, mimetype: str, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", mimetype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                if not fake._served_file(self):
+                    self._serve(dict(parse_qsl(urlsplit(self.path).query)))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

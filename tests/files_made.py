@@ -75,3 +75,24 @@ def zip_bomb_docx(unpacked: int = 400_000_000) -> bytes:
             for _ in range(unpacked // len(block)):
                 part.write(block)
     return out.getvalue()
+
+
+def huge_text_docx(characters: int = 60_000_000) -> bytes:
+    """A real .docx of ``characters`` of text in paragraphs of a thousand: it packs hundreds to
+    one, and reading it needs its whole text in memory."""
+    good = zipfile.ZipFile(io.BytesIO(docx(["placeholder"])))
+    original = good.read("word/document.xml").decode()
+    head, tail = original.split("placeholder")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as made:
+        for item in good.infolist():
+            if item.filename != "word/document.xml":
+                made.writestr(item, good.read(item))
+        with made.open("word/document.xml", "w", force_zip64=True) as part:
+            part.write(head.encode())
+            close, reopen = tail.split("</w:p>", 1)[0], "<w:p><w:r><w:t>"
+            block = (b"A" * 1000 + close.encode() + b"</w:p>" + reopen.encode()) * 1000
+            for _ in range(characters // 1_000_000):
+                part.write(block)
+            part.write(tail.encode())
+    return out.getvalue()

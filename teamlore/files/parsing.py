@@ -142,14 +142,20 @@ def read_docx(data: bytes, limits: Limits) -> tuple[Sections, int]:
 
     document = docx.Document(io.BytesIO(data))
     sections: Sections = []
-    heading, lines = "", []
+    heading, lines, held = "", [], 0
     for paragraph in document.paragraphs:
-        style = (paragraph.style.name if paragraph.style is not None else "") or ""
-        if style.lower().startswith(("heading", "title")) and paragraph.text.strip():
+        # The style id from the XML ("Heading1", "Title"): resolving the style object per
+        # paragraph costs a lookup through the styles part each time.
+        style = (paragraph._p.style or "").lower()
+        text = paragraph.text
+        if style.startswith(("heading", "title")) and text.strip():
             sections.append((heading, "\n".join(lines)))
-            heading, lines = f"§ {paragraph.text.strip()[:80]}", [paragraph.text]
+            heading, lines = f"§ {text.strip()[:80]}", [text]
         else:
-            lines.append(paragraph.text)
+            lines.append(text)
+        held += len(text)
+        if held > limits.chars:
+            break
     sections.append((heading, "\n".join(lines)))
     for number, table in enumerate(document.tables, start=1):
         rows = [[cell.text.strip() for cell in row.cells] for row in table.rows]
