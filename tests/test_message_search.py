@@ -267,7 +267,9 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
     path = tmp_path / "old.sqlite3"
     db = Database(path)
     db.conn.execute(
-        "INSERT INTO messages VALUES ('T1','C1','m1','slack',NULL,'U1','rita',?,?,'','h',NULL,NULL,?)",
+        "INSERT INTO messages (workspace, channel, message_id, platform, thread_id, author_id, author_name,"
+        " ts, text, permalink, content_hash, edited_at, deleted_at, recorded_at)"
+        " VALUES ('T1','C1','m1','slack',NULL,'U1','rita',?,?,'','h',NULL,NULL,?)",
         (1_767_607_200_000_000, PLAIN, 1_767_607_200_000_000),
     )
     db.conn.executescript(

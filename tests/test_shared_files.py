@@ -294,3 +294,21 @@ def test_every_status_is_one_line_in_teamlore_media_json(lore, slack, chat, caps
     assert done.exit_code == 0, done.output
     (shown,) = json.loads(done.stdout)
     assert (shown["status"], shown["detail"]) == ("failed", "not fetched: Slack answered HTTP 503")
+
+
+def test_a_store_of_schema_4_gains_the_file_columns_when_opened(tmp_path):
+    from teamlore.stores.database import Database
+
+    path = tmp_path / "old.sqlite3"
+    db = Database(path)
+    db.conn.executescript(
+        "DROP INDEX messages_shared_in; ALTER TABLE messages DROP COLUMN shared_in;"
+        " ALTER TABLE messages DROP COLUMN file_ref; ALTER TABLE message_attachments DROP COLUMN download_url;"
+        " UPDATE meta SET value = '4' WHERE key = 'schema_version';"
+    )
+    db.close()
+    reopened = Database(path)
+    columns = {r[1] for r in reopened.conn.execute("PRAGMA table_info(messages)")}
+    assert {"shared_in", "file_ref"} <= columns
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
+    reopened.close()

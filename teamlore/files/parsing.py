@@ -142,7 +142,8 @@ def read_docx(data: bytes, limits: Limits) -> tuple[Sections, int]:
 
     document = docx.Document(io.BytesIO(data))
     sections: Sections = []
-    heading, lines, held = "", [], 0
+    heading, held = "", 0
+    lines: list[str] = []
     for paragraph in document.paragraphs:
         # The style id from the XML ("Heading1", "Title"): resolving the style object per
         # paragraph costs a lookup through the styles part each time.
