@@ -312,3 +312,26 @@ def test_a_store_of_schema_4_gains_the_file_columns_when_opened(tmp_path):
     assert {"shared_in", "file_ref"} <= columns
     assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     reopened.close()
+
+
+def test_teamlore_reindex_fetches_the_failed_files_again(lore, slack, chat):
+    from typer.testing import CliRunner
+
+    from teamlore.cli import app as cli_app
+
+    slack.file_status["F1"] = 503
+    chat.post(
+        1, "Report attached.", files=[slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))]
+    )
+    lore.close()
+    del slack.file_status["F1"]
+    env = {"TEAMLORE_SLACK_BOT_TOKEN": TOKEN, "TEAMLORE_SLACK_API_URL": slack.base_url}
+    args = ["reindex", "-w", TEAM, "-c", "C1", "--json", "--data-dir", str(lore.settings.data_dir)]
+    done = CliRunner().invoke(cli_app, args, env=env)
+    assert done.exit_code == 0, done.output
+    assert {k: json.loads(done.stdout)["C1"][k] for k in ("files_retried", "files_read")} == {
+        "files_retried": 1,
+        "files_read": 1,
+    }
+    again = CliRunner().invoke(cli_app, args, env=env)  # nothing failed is left to try
+    assert json.loads(again.stdout)["C1"]["files_retried"] == 0
