@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from teamlore.config import Settings
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.slack.events import message_event
 from teamlore.connectors.slack_export import SlackChannel, SlackContext
-from teamlore.domain import FactStatus, Scope, Visibility
+from teamlore.domain import FactStatus, ReadView, Scope, Visibility
 
 from . import files_made as made
 from .fake_slack import TEAM, TOKEN, FakeSlack
@@ -335,3 +336,25 @@ def test_teamlore_reindex_fetches_the_failed_files_again(lore, slack, chat):
     }
     again = CliRunner().invoke(cli_app, args, env=env)  # nothing failed is left to try
     assert json.loads(again.stdout)["C1"]["files_retried"] == 0
+
+
+def test_a_newer_version_of_the_file_supersedes_what_the_older_one_said(lore, slack, chat):
+    first = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    chat.post(1, "Here is the Falcon report.", files=[first])
+    newer_pages = [BUDGET_PAGES[0], BUDGET_PAGES[1].replace("40 thousand", "55 thousand"), BUDGET_PAGES[2]]
+    second = slack.share("F2", "report v2.pdf", made.PDF_MIME, made.pdf(newer_pages))
+    chat.post(90, "The updated Falcon report.", files=[second])  # an hour and a half later
+
+    (top, *_) = facts_found(lore, "Falcon launch budget", "C1")
+    assert "55 thousand" in top.fact.statement
+    assert [s.file_ref for s in top.sources] == ["report v2.pdf, p. 2"]
+    now = lore.reader.search("Falcon launch budget", Scope(TEAM, ["C1"]), k=10)
+    assert not any("40 thousand" in h.text for h in now.hits if h.kind == "fact")
+    between = ReadView(valid_at=datetime.fromtimestamp(JAN5 + 30 * 60, UTC))  # as of before v2
+    then = lore.reader.search("Falcon launch budget", Scope(TEAM, ["C1"]), view=between, k=10)
+    (was,) = [h for h in then.hits if h.kind == "fact" and "budget is" in h.text]
+    assert "40 thousand" in was.text and [s.file_ref for s in was.sources] == ["report.pdf, p. 2"]
+    (replaced,) = [f for f in top.fact.supersedes]
+    history = lore.reader.history(replaced, Scope(TEAM, ["C1"]))
+    assert history.versions[-1].fact.status is FactStatus.SUPERSEDED
+    assert "40 thousand" in history.versions[-1].fact.statement

@@ -161,11 +161,12 @@ def _import_with_progress(
     lore: Teamlore, items: Iterable[ImportItem], total: int, label: str
 ) -> ImportSummary:
     if total <= PROGRESS_THRESHOLD:
-        return import_items(items, lore.pipeline, on_skip=_print_skipped)
+        return import_items(items, lore.pipeline, on_skip=_print_skipped, files=lore.files)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(label, total=total)
-        return import_items(items, lore.pipeline, lambda n: progress.advance(task, n), _print_skipped)
+        advance = lambda n: progress.advance(task, n)  # noqa: E731
+        return import_items(items, lore.pipeline, advance, _print_skipped, files=lore.files)
 
 
 def _print_skipped(line: str) -> None:

@@ -53,12 +53,14 @@ def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], 
             read_message_files(event, deps)
 
 
-def read_message_files(event: MessageEvent, deps: FileDeps, again: bool = False) -> list[FileRecord]:
-    """Each attachment of ``event`` read (or left as recorded, unless ``again``); passages of files
-    the message no longer shares are deleted."""
+def read_message_files(event: MessageEvent, deps: FileDeps) -> list[FileRecord]:
+    """Each attachment of ``event`` with a download link read (a file read before, or found
+    unreadable, is left as recorded); passages of files the message no longer shares are deleted."""
     records, kept = [], set()
     for position, attachment in enumerate(event.attachments):
-        record, ids = _read_one(event, position, attachment, deps, again)
+        if not attachment.download_url or deps.max_bytes == 0:
+            continue  # a link for people only, or files not read at all: nothing to try
+        record, ids = _read_one(event, position, attachment, deps)
         records.append(record)
         kept |= ids
     gone = set(deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)) - kept
@@ -69,10 +71,10 @@ def read_message_files(event: MessageEvent, deps: FileDeps, again: bool = False)
 
 
 def _read_one(
-    event: MessageEvent, position: int, attachment: Attachment, deps: FileDeps, again: bool
+    event: MessageEvent, position: int, attachment: Attachment, deps: FileDeps
 ) -> tuple[FileRecord, set[str]]:
     held = deps.files.get(event.workspace, event.channel, event.message_id, position)
-    if held is not None and held.status in _SETTLED and not again and held.name == attachment.name:
+    if held is not None and held.status in _SETTLED and held.name == attachment.name:
         current = deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)
         return held, {p for p in current if f"~f{held.sha256[:16]}~" in p}
     attempts = (held.attempts if held is not None else 0) + 1
@@ -98,10 +100,6 @@ def _read_one(
         return made
 
     fetcher = deps.fetchers.get(event.platform)
-    if not attachment.download_url or deps.max_bytes == 0:
-        return record(
-            FileStatus.SKIPPED, "no download link" if deps.max_bytes else "files are not read"
-        ), set()
     if fetcher is None:
         return record(FileStatus.FAILED, f"not fetched: no {event.platform} token configured"), set()
     if attachment.size is not None and attachment.size > deps.max_bytes:
