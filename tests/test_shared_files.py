@@ -304,7 +304,8 @@ def test_a_store_of_schema_4_gains_the_file_columns_when_opened(tmp_path):
     db = Database(path)
     db.conn.executescript(
         "DROP INDEX messages_shared_in; ALTER TABLE messages DROP COLUMN shared_in;"
-        " ALTER TABLE messages DROP COLUMN file_ref; ALTER TABLE message_attachments DROP COLUMN download_url;"
+        " ALTER TABLE messages DROP COLUMN file_ref;"
+        " ALTER TABLE message_attachments DROP COLUMN download_url;"
         " UPDATE meta SET value = '4' WHERE key = 'schema_version';"
     )
     db.close()
