@@ -359,3 +359,33 @@ def test_a_newer_version_of_the_file_supersedes_what_the_older_one_said(lore, sl
     history = lore.reader.history(replaced, Scope(TEAM, ["C1"]))
     assert history.versions[-1].fact.status is FactStatus.SUPERSEDED
     assert "40 thousand" in history.versions[-1].fact.statement
+
+
+def test_the_api_and_the_web_wiki_cite_the_file_and_page_and_keep_a_private_file_private(lore, slack, chat):
+    import httpx
+
+    from teamlore.web import create_app
+    from teamlore.web.auth import TOKEN_COOKIE
+
+    from .web_server import serving
+
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    chat.post(1, "Here is the Falcon report.", channel="CPRIV", files=[report])
+    chat.post(2, "The Falcon kickoff is on Monday.")
+    token = lore.access.create("reader", "reader", TEAM, ["C1", "CPRIV"])[1]
+    public = lore.access.create("public", "reader", TEAM, ["C1"])[1]
+    with serving(create_app(lore, flush_pages=False)) as url:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api:
+            found = api.get("/api/search", params={"q": "Falcon launch budget", "channel": "CPRIV"}).json()
+            (hit,) = [h for h in found["results"] if h["kind"] == "fact" and "40 thousand" in h["text"]]
+            assert [(s["file"], s["author"]) for s in hit["sources"]] == [("report.pdf, p. 2", "alice")]
+        with httpx.Client(base_url=url, cookies={TOKEN_COOKIE: token}, timeout=30) as wiki:
+            page = wiki.get(f"/wiki/CPRIV/messages/{hit['sources'][0]['message_id']}")
+            assert page.status_code == 200
+            assert "From a shared file" in page.text and "report.pdf, p. 2" in page.text
+            assert "40 thousand euros" in page.text
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {public}"}, timeout=30) as other:
+            refused = other.get("/api/search", params={"q": "Falcon launch budget", "channel": "CPRIV"})
+            assert refused.status_code == 403  # the private channel is outside this token's grant
+            shown = other.get("/api/search", params={"q": "Falcon launch budget", "channel": "C1"}).json()
+            assert not any("40 thousand" in h["text"] for h in shown["results"])
