@@ -389,3 +389,39 @@ def test_the_api_and_the_web_wiki_cite_the_file_and_page_and_keep_a_private_file
             assert refused.status_code == 403  # the private channel is outside this token's grant
             shown = other.get("/api/search", params={"q": "Falcon launch budget", "channel": "C1"}).json()
             assert not any("40 thousand" in h["text"] for h in shown["results"])
+
+
+def test_an_edit_that_replaces_the_file_retracts_what_only_the_old_file_said(lore, slack, chat):
+    first = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    stamp = chat.post(1, "Here is the Falcon report.", files=[first])
+    (budget,) = [h.fact for h in facts_found(lore, "Falcon launch budget", "C1") if "40 thousand" in h.text]
+    second = slack.share(
+        "F2", "vendors.pdf", made.PDF_MIME, made.pdf(["The Falcon badge vendor is Initech."])
+    )
+    edit_ts = f"{JAN5 + 600}.000200"
+    changed = {
+        "type": "message",
+        "subtype": "message_changed",
+        "ts": edit_ts,
+        "message": {
+            "type": "message",
+            "user": "U1",
+            "text": "Here is the Falcon vendor list.",
+            "ts": stamp,
+            "edited": {"user": "U1", "ts": edit_ts},
+            "files": [second],
+        },
+    }
+    chat._deliver(changed, "C1")
+
+    history = lore.reader.history(budget.fact_id, Scope(TEAM, ["C1"]))
+    assert history.versions[-1].fact.status is FactStatus.RETRACTED
+    (vendor, *_) = facts_found(lore, "Falcon badge vendor", "C1")
+    assert "Initech" in vendor.fact.statement
+    assert [s.file_ref for s in vendor.sources] == ["vendors.pdf, p. 1"]
+    (ref,) = lore.search_media_references(Scope(TEAM, ["C1"]), "", "pdf")
+    assert (ref.name, ref.status) == ("vendors.pdf", "extracted")
+    blobs = lore.settings.db_path.with_name(lore.settings.db_path.stem + ".blobs")
+    assert [p.name for p in blobs.rglob("*") if p.is_file()] == [
+        lore.stores.files.get(TEAM, "C1", stamp, 0).sha256
+    ]

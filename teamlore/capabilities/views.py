@@ -334,4 +334,6 @@ def erasure_json(report: ErasureReport) -> dict[str, object]:
         "facts_created": report.facts_created,
         "vectors_deleted": report.vectors,
         "pages_rewritten": report.pages_rewritten,
+        "files_forgotten": report.files,
+        "file_blobs_deleted": report.blobs,
     }

@@ -523,8 +523,15 @@ class FileStore(Protocol):
 
     def failed(self, workspace: str, channels: Sequence[str]) -> list[FileRecord]: ...
 
-    def forget(self, workspace: str, messages: Sequence[tuple[str, str]]) -> list[str]:
-        """Drop the records of these (channel, message id)s; the blobs no record names any more."""
+    def forget(
+        self, workspace: str, messages: Sequence[tuple[str, str]], from_position: int = 0
+    ) -> list[str]:
+        """Drop the records of these (channel, message id)s (from that attachment position on);
+        the blobs no record names any more."""
+        ...
+
+    def unreferenced(self, shas: Iterable[str]) -> list[str]:
+        """Those of ``shas`` no record names."""
         ...
 
 

@@ -56,6 +56,8 @@ def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], 
 def read_message_files(event: MessageEvent, deps: FileDeps) -> list[FileRecord]:
     """Each attachment of ``event`` with a download link read (a file read before, or found
     unreadable, is left as recorded); passages of files the message no longer shares are deleted."""
+    where = [(event.channel, event.message_id)]
+    held = {r.sha256 for r in deps.files.of_messages(event.workspace, where)}
     records, kept = [], set()
     for position, attachment in enumerate(event.attachments):
         if not attachment.download_url or deps.max_bytes == 0:
@@ -67,6 +69,9 @@ def read_message_files(event: MessageEvent, deps: FileDeps) -> list[FileRecord]:
     if gone:
         deletes = [_passage_delete(event, pid) for pid in sorted(gone)]
         ingest(deletes, deps.pipeline)
+    # Files the message no longer shares: their records, and the bytes nothing else names.
+    dropped = deps.files.forget(event.workspace, where, from_position=len(event.attachments))
+    deps.blobs.delete(set(dropped) | set(deps.files.unreferenced(held)))
     return records
 
 
@@ -138,7 +143,13 @@ def _summary(read: ReadFile, count: int, notes: list[str]) -> str:
 
 def _passage_delete(event: MessageEvent, passage_id: str) -> MessageEvent:
     return event.model_copy(
-        update={"kind": EventKind.DELETED, "message_id": passage_id, "text": "", "attachments": ()}
+        update={
+            "kind": EventKind.DELETED,
+            "message_id": passage_id,
+            "text": "",
+            "attachments": (),
+            "shared_in": event.message_id,
+        }
     )
 
 

@@ -70,21 +70,26 @@ class EmbeddedFileStore:
         ).fetchall()
         return [_record(r) for r in rows]
 
-    def forget(self, workspace: str, messages: Sequence[tuple[str, str]]) -> list[str]:
+    def forget(
+        self, workspace: str, messages: Sequence[tuple[str, str]], from_position: int = 0
+    ) -> list[str]:
         with self._db.transaction() as conn:
             shas: set[str] = set()
             for channel, message_id in messages:
-                key = (workspace, channel, message_id)
-                where = "workspace = ? AND channel = ? AND message_id = ?"
+                key = (workspace, channel, message_id, from_position)
+                where = "workspace = ? AND channel = ? AND message_id = ? AND position >= ?"
                 shas |= {r[0] for r in conn.execute(f"SELECT sha256 FROM shared_files WHERE {where}", key)}
                 conn.execute(f"DELETE FROM shared_files WHERE {where}", key)
-            named = [s for s in sorted(shas) if s]
-            return [
-                s
-                for s in named
-                if conn.execute("SELECT 1 FROM shared_files WHERE sha256 = ? LIMIT 1", (s,)).fetchone()
-                is None
-            ]
+            return self.unreferenced(shas)
+
+    def unreferenced(self, shas: Iterable[str]) -> list[str]:
+        conn = self._db.conn
+        return [
+            s
+            for s in sorted(set(shas))
+            if s
+            and conn.execute("SELECT 1 FROM shared_files WHERE sha256 = ? LIMIT 1", (s,)).fetchone() is None
+        ]
 
 
 def _record(r: sqlite3.Row) -> FileRecord:
