@@ -391,6 +391,30 @@ def test_the_api_and_the_web_wiki_cite_the_file_and_page_and_keep_a_private_file
             assert not any("40 thousand" in h["text"] for h in shown["results"])
 
 
+def test_the_mcp_tools_cite_the_file_and_page_inside_the_grant_only(lore, slack, chat):
+    from teamlore.errors import Forbidden
+    from teamlore.mcp_server.refusals import ToolError
+    from teamlore.mcp_server.tools import Caller, ReadTools
+
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    chat.post(1, "Here is the Falcon report.", channel="CPRIV", files=[report])
+    inside = lore.access.create("mcp", "reader", TEAM, ["CPRIV"])[1]
+    outside = lore.access.create("mcp-eng", "reader", TEAM, ["C1"])[1]
+    tools = ReadTools(lore, Caller(lore.access, lambda: inside))
+
+    found = tools.search_facts("Falcon launch budget", ["CPRIV"])
+    (hit,) = [h for h in found["results"] if h["kind"] == "fact" and "40 thousand" in h["text"]]
+    assert [s["file"] for s in hit["sources"]] == ["report.pdf, p. 2"]
+    answered = tools.ask("what is the Falcon launch budget?", ["CPRIV"])
+    assert "report.pdf, p. 2" in {s["file"] for c in answered["citations"] for s in c["sources"]}
+    other = ReadTools(lore, Caller(lore.access, lambda: outside))
+    with pytest.raises(ToolError) as refused:
+        other.search_facts("Falcon launch budget", ["CPRIV"])
+    assert isinstance(refused.value.__cause__, Forbidden)
+    shown = other.search_facts("Falcon launch budget", ["C1"])
+    assert not any("40 thousand" in h["text"] for h in shown["results"])
+
+
 def test_an_edit_that_replaces_the_file_retracts_what_only_the_old_file_said(lore, slack, chat):
     first = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
     stamp = chat.post(1, "Here is the Falcon report.", files=[first])
