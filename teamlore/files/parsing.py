@@ -170,10 +170,11 @@ def read_xlsx(data: bytes, limits: Limits) -> tuple[Sections, int]:
     book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     sections: Sections = []
     for sheet in book.worksheets:
-        rows = []
+        rows, held = [], 0
         for row in sheet.iter_rows(values_only=True):
             rows.append(["" if v is None else str(v) for v in row])
-            if sum(len(c) for r in rows for c in r) > limits.chars:
+            held += sum(len(c) for c in rows[-1])
+            if held > limits.chars:
                 break
         sections.append((f"sheet {sheet.title}", limits.take(_rows_text(rows))))
         if limits.full:
@@ -287,6 +288,8 @@ def main() -> None:
         answer = read(data, header["name"], header["mime"], Limits(header["limits"]))
     except Unreadable as exc:
         answer = {"ok": False, "reason": str(exc)}
+    except ImportError as exc:  # the core install, without the files extra
+        answer = {"ok": False, "missing": str(exc.name), "reason": "pip install 'teamlore[files]'"}
     except MemoryError:
         answer = {
             "ok": False,

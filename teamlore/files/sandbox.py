@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamlore.errors import Unreadable
+from teamlore.errors import MissingExtra, Unreadable
+from teamlore.extras import install_command
 
 PARSER = Path(__file__).with_name("parsing.py")
 
@@ -40,7 +41,8 @@ class ReadFile:
 
 
 def read_file(data: bytes, name: str, mime: str, limits: ReadLimits) -> ReadFile:
-    """The file's text by section, read in a subprocess; ``Unreadable`` with one line otherwise."""
+    """The file's text by section, read in a subprocess; ``Unreadable`` with one line otherwise,
+    ``MissingExtra`` when the library for its format is not installed."""
     header = {
         "name": name,
         "mime": mime,
@@ -80,6 +82,8 @@ def _answer(done: subprocess.CompletedProcess[bytes], limits: ReadLimits) -> Rea
         answer = json.loads(done.stdout)
     except ValueError:
         raise Unreadable("the reader gave no answer") from None
+    if answer.get("missing"):
+        raise MissingExtra(f"reading this file needs {answer['missing']}: {install_command('files')}")
     if not answer.get("ok"):
         raise Unreadable(str(answer.get("reason") or "unreadable"))
     sections = tuple((str(where), str(text)) for where, text in answer["sections"])

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from teamlore.domain import Attachment, Channel, EventKind, Message, MessageEvent
-from teamlore.errors import BackendUnavailable, FetchFailed, Unreadable
+from teamlore.errors import BackendUnavailable, FetchFailed, MissingExtra, Unreadable
 from teamlore.files.fetch import Fetcher
 from teamlore.files.passages import passage_events, passages
 from teamlore.files.sandbox import ReadFile, ReadLimits, read_file
@@ -123,6 +123,8 @@ def _read_one(
         read = read_file(data, attachment.name, attachment.mime_type, deps.limits)
     except Unreadable as exc:
         return record(FileStatus.UNREADABLE, str(exc), sha), set()
+    except MissingExtra as exc:  # read again by re-index once the extra is installed
+        return record(FileStatus.FAILED, str(exc), sha), set()
     found, cut = passages(read.sections, deps.max_passages)
     derived = passage_events(event, attachment.name, sha, found, deps.max_chars)
     ingest(derived, deps.pipeline)
