@@ -449,3 +449,34 @@ def test_an_edit_that_replaces_the_file_retracts_what_only_the_old_file_said(lor
     assert [p.name for p in blobs.rglob("*") if p.is_file()] == [
         lore.stores.files.get(TEAM, "C1", stamp, 0).sha256
     ]
+
+
+def test_teamlore_import_of_a_slack_export_fetches_its_files_with_the_bot_token(tmp_path, slack):
+    from typer.testing import CliRunner
+
+    from teamlore.cli import app as cli_app
+
+    report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    stamp = f"{JAN5}.000100"
+    export = tmp_path / "export"
+    (export / "eng").mkdir(parents=True)
+    (export / "channels.json").write_text(json.dumps([{"id": "C1", "name": "eng"}]))
+    (export / "users.json").write_text(json.dumps([{"id": "U1", "name": "alice"}]))
+    day = [
+        {"type": "message", "user": "U1", "text": "The report.", "ts": stamp, "team": TEAM, "files": [report]}
+    ]
+    (export / "eng" / "2026-01-05.json").write_text(json.dumps(day))
+    data = tmp_path / "store"
+    env = {"TEAMLORE_SLACK_BOT_TOKEN": TOKEN, "TEAMLORE_SLACK_API_URL": slack.base_url}
+
+    done = CliRunner().invoke(cli_app, ["import", str(export), "--data-dir", str(data)], env=env)
+    assert done.exit_code == 0, done.output
+    shown = CliRunner().invoke(
+        cli_app, ["media", "report", "-w", TEAM, "-c", "C1", "--data-dir", str(data)], env=env
+    )
+    assert "extracted: pdf: 3 pages, 3 passages" in shown.stdout
+    assert [auth for _, auth in slack.downloads] == [f"Bearer {TOKEN}"]
+    found = CliRunner().invoke(
+        cli_app, ["search", "Falcon launch budget", "-w", TEAM, "-c", "C1", "--data-dir", str(data)], env=env
+    )
+    assert "in report.pdf, p. 2" in found.stdout
