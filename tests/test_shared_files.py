@@ -480,3 +480,21 @@ def test_teamlore_import_of_a_slack_export_fetches_its_files_with_the_bot_token(
         cli_app, ["search", "Falcon launch budget", "-w", TEAM, "-c", "C1", "--data-dir", str(data)], env=env
     )
     assert "in report.pdf, p. 2" in found.stdout
+
+
+def test_without_a_bot_token_a_file_is_recorded_as_not_fetched_and_its_message_stored(
+    tmp_path, embedder, clock, slack
+):
+    bare = Teamlore(Settings(data_dir=tmp_path / "bare", _env_file=None), embedder=embedder, clock=clock)
+    try:
+        report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+        Chat(bare, slack).post(1, "The Falcon kickoff is on Monday.", files=[report])
+        (ref,) = bare.search_media_references(Scope(TEAM, ["C1"]), "report")
+        assert (ref.status, ref.detail) == (
+            "failed",
+            "not fetched: no Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)",
+        )
+        assert slack.downloads == []
+        assert facts_found(bare, "Falcon kickoff", "C1")
+    finally:
+        bare.close()

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from teamlore.domain import Attachment, Channel, EventKind, Message, MessageEvent
-from teamlore.errors import BackendUnavailable, FetchFailed, MissingExtra, Unreadable
+from teamlore.errors import BackendUnavailable, FetchFailed, InvalidInput, MissingExtra, Unreadable
 from teamlore.files.fetch import Fetcher
 from teamlore.files.passages import passage_events, passages
 from teamlore.files.sandbox import ReadFile, ReadLimits, read_file
@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 # A sharing message whose text was stored (or was already): its files are read.
 _STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
 _SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
+# What a platform's files need to be fetched (``app.file_fetchers`` builds the fetchers).
+_TOKENS = {"slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)"}
 
 
 @dataclass
@@ -106,7 +108,8 @@ def _read_one(
 
     fetcher = deps.fetchers.get(event.platform)
     if fetcher is None:
-        return record(FileStatus.FAILED, f"not fetched: no {event.platform} token configured"), set()
+        needed = _TOKENS.get(event.platform, f"a way to fetch {event.platform} files (not built yet)")
+        return record(FileStatus.FAILED, f"not fetched: no {needed}"), set()
     if attachment.size is not None and attachment.size > deps.max_bytes:
         detail = f"the file is {attachment.size:,} bytes; the limit is {deps.max_bytes:,}"
         detail += " (TEAMLORE_FILE_MAX_BYTES)"
@@ -126,7 +129,10 @@ def _read_one(
     except MissingExtra as exc:  # read again by re-index once the extra is installed
         return record(FileStatus.FAILED, str(exc), sha), set()
     found, cut = passages(read.sections, deps.max_passages)
-    derived = passage_events(event, attachment.name, sha, found, deps.max_chars)
+    try:
+        derived = passage_events(event, attachment.name, sha, found, deps.max_chars)
+    except InvalidInput as exc:  # a passage no message could be (a tiny TEAMLORE_MAX_MESSAGE_CHARS)
+        return record(FileStatus.UNREADABLE, str(exc), sha), set()
     ingest(derived, deps.pipeline)
     notes = list(read.notes) + (
         [f"kept the first {deps.max_passages} passages (TEAMLORE_FILE_MAX_PASSAGES)"] if cut else []
