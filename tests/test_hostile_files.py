@@ -115,3 +115,21 @@ def test_a_file_over_the_size_limit_is_not_fetched(tmp_path, embedder, clock, sl
         assert len(slack.downloads) == 1  # only the unsized one was asked for
     finally:
         small.close()
+
+
+def test_passages_keep_their_place_join_wrapped_lines_and_drop_what_no_message_may_hold():
+    from teamlore.files.passages import PASSAGE_CHARS, passage_id, passages, reflow
+
+    assert reflow("The vendor for the\nbadge printer is Acme.\nNext line.") == (
+        "The vendor for the badge printer is Acme.\nNext line."
+    )
+    assert reflow("bell\x07 and\x00 nul") == "bell and nul"
+    long = ("word " * 600).strip()
+    found, cut = passages((("p. 1", long), ("p. 2", "Short.")), limit=10)
+    assert [p.locator for p in found] == ["p. 1", "p. 1", "p. 1", "p. 2"] and not cut
+    assert all(len(p.text) <= PASSAGE_CHARS for p in found)
+    assert passages((("p. 1", long),), limit=2) == (found[:2], True)
+    unbroken = passages((("", "x" * 5000),), limit=10)[0]
+    assert [len(p.text) for p in unbroken] == [1200, 1200, 1200, 1200, 200]
+    made_id = passage_id("m" * 200, "ab" * 32, 7)
+    assert len(made_id) <= 200 and made_id.endswith("~fabababababababab~7")
