@@ -23,8 +23,10 @@ from teamlore.errors import ConfigurationError
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
 from teamlore.extras import require
+from teamlore.files.fetch import BearerFetcher, Fetcher
+from teamlore.files.sandbox import ReadLimits
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.protocols import RemoteFactBackend
+from teamlore.stores.protocols import FileRecord, RemoteFactBackend
 from teamlore.stores.redis.dirty_set import RedisDirtySet
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
@@ -32,6 +34,7 @@ from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.meaning import Meaning
 from teamlore.workers.pipeline import IngestResult, PipelineDeps, ingest
 from teamlore.workers.resolver import HeuristicResolver, Resolver
+from teamlore.workers.shared_files import FileDeps, retry_failed, take_files
 
 if TYPE_CHECKING:
     from teamlore.llm.client import ModelClient
@@ -75,6 +78,16 @@ def open_stores(settings: Settings) -> EmbeddedStores:
         s = settings
         return MongoStores(s.db_path, s.mongo_url, s.mongo_db, s.mongo_timeout_s, s.hash_secret)
     return EmbeddedStores(settings.db_path, settings.hash_secret)
+
+
+def file_fetchers(settings: Settings) -> dict[str, Fetcher]:
+    """How each platform's file links are fetched: with its token, when one is configured."""
+    fetchers: dict[str, Fetcher] = {}
+    if settings.slack_bot_token:
+        fetchers["slack"] = BearerFetcher.for_slack(
+            settings.slack_bot_token, settings.slack_api_url, settings.file_fetch_timeout_s
+        )
+    return fetchers
 
 
 class Teamlore:
@@ -152,6 +165,22 @@ class Teamlore:
             lease=timedelta(seconds=settings.wiki_lease_s),
         )
         self.pipeline.notify = self.wiki.note_changes
+        self.files = FileDeps(
+            pipeline=self.pipeline,
+            files=self.stores.files,
+            blobs=self.stores.blobs,
+            fetchers=file_fetchers(settings),
+            limits=ReadLimits(
+                max_pages=settings.file_max_pages,
+                max_chars=settings.file_max_chars,
+                max_unzipped_bytes=settings.file_max_unzipped_bytes,
+                timeout_s=settings.file_timeout_s,
+                memory_mb=settings.file_memory_mb,
+            ),
+            max_bytes=settings.file_max_bytes,
+            max_passages=settings.file_max_passages,
+            max_chars=settings.max_message_chars,
+        )
         self.review.notify = self.wiki.note_changes
         self.access = Access(
             self.stores.tokens, lambda ws: [c.channel for c in self.stores.messages.channels(ws)], clock
@@ -172,8 +201,15 @@ class Teamlore:
         )
 
     def ingest(self, events: list[MessageEvent]) -> list[IngestResult]:
-        """Apply events here, in this process (no Redis, or a caller that must wait for them)."""
-        return ingest(events, self.pipeline)
+        """Apply events here, in this process (no Redis, or a caller that must wait for them); then
+        read the files they shared (after the batch committed: a file never holds a message up)."""
+        results = ingest(events, self.pipeline)
+        take_files(events, results, self.files)
+        return results
+
+    def retry_files(self, scope: Scope) -> list[FileRecord]:
+        """Fetch and read again the scope's files whose fetch failed (part of re-index)."""
+        return retry_failed(scope.workspace, sorted(scope.channels), self.files)
 
     def _ingest_counts(self, events: list[MessageEvent]) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -198,7 +234,7 @@ class Teamlore:
     def search_media_references(
         self, scope: Scope, query: str, kind: AttachmentKind | str | None = None, limit: int = 50
     ) -> list[MediaReference]:
-        return search_media_references(self.stores.messages, scope, query, kind, limit)
+        return search_media_references(self.stores.messages, scope, query, kind, limit, self.stores.files)
 
     def recent_activity(self, scope: Scope, since: datetime | None = None, limit: int = 50) -> list[Activity]:
         return self.activity_page(scope, since, limit).items

@@ -151,6 +151,25 @@ class Settings(BaseSettings):
         le=1,
         description="A judge verdict below this confidence makes the pair contested for review.",
     )
+    # Shared files (docs/files.md): fetched, kept by sha256 beside the SQLite file, read in a subprocess.
+    file_max_bytes: int = Field(
+        25_000_000, ge=0, description="A shared file larger than this is not fetched (0: files are not read)."
+    )
+    file_max_pages: int = Field(
+        200, ge=1, description="Pages (PDF) or slides read of one file; the rest is not."
+    )
+    file_max_passages: int = Field(400, ge=1, description="Passages kept of one file; the rest is not.")
+    file_max_chars: int = Field(1_000_000, ge=1, description="Characters of text read of one file.")
+    file_max_unzipped_bytes: int = Field(
+        200_000_000, ge=1, description="An Office file whose parts unpack to more than this is refused."
+    )
+    file_timeout_s: float = Field(
+        60.0, gt=0, description="Time one file's reader may take before it is stopped."
+    )
+    file_memory_mb: int = Field(
+        768, ge=64, description="Memory one file's reader may use (its address space)."
+    )
+    file_fetch_timeout_s: float = Field(30.0, gt=0, description="Time to fetch one shared file.")
     # Every connector (docs/connectors/*.md, "Catch-up after downtime").
     catchup_window_s: float = Field(
         86400.0,

@@ -164,6 +164,9 @@ class Attachment(BaseModel):
     # Bytes; None when the platform does not say. At most an int64, the widest every store keeps.
     size: int | None = Field(None, ge=0, le=2**63 - 1)
     url: str = Field("", max_length=2000)
+    # Where the bytes can be fetched (Slack's ``url_private``: it needs the bot token); empty when
+    # the platform gave only a link for people. Only a file with one is read (teamlore/files/).
+    download_url: str = Field("", max_length=2000)
 
     @field_validator("*")
     @classmethod
@@ -196,6 +199,10 @@ class MessageEvent(BaseModel):
     # Optional, so events files written before attachments existed stay valid. On an edit, an
     # empty list keeps the attachments already stored (most platforms resend them anyway).
     attachments: tuple[Attachment, ...] = Field((), max_length=100)
+    # Set by Teamlore on a passage of a shared file (``teamlore.files``): the message that shared
+    # it, and which file and where in it ("report.pdf, p. 3"). A message's own events leave them.
+    shared_in: Identifier | None = None
+    file_ref: str = Field("", max_length=600)
 
     @field_validator("*")
     @classmethod
@@ -284,6 +291,9 @@ class Message:
     content_hash: str
     edited_at: datetime | None = None
     deleted_at: datetime | None = None
+    # A passage of a file shared in chat: the message that shared it and "report.pdf, p. 3".
+    shared_in: str | None = None
+    file_ref: str = ""
 
 
 # A conversation is a thread (its opening message, then its replies in time order) or a channel's
@@ -330,6 +340,10 @@ class MediaReference:
     kind: AttachmentKind
     size: int | None
     url: str
+    position: int = 0  # among the message's attachments
+    # What reading the file came to (``teamlore.files``): "" when it was never tried.
+    status: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +470,9 @@ class Source:
     ts: datetime
     permalink: str
     deleted_at: datetime | None
+    # A passage of a shared file: "report.pdf, p. 3", and the message that shared it.
+    file_ref: str = ""
+    shared_in: str | None = None
 
 
 _SPACES = re.compile(r"\s+")

@@ -17,6 +17,9 @@
     +-- Unauthorized              no token, or a token that is unknown or revoked (HTTP 401)
     +-- Forbidden                 a valid token asking beyond its grant: channel or role (HTTP 403)
     +-- Replayed                  a signed request already accepted once (HTTP 409)
+    +-- FileUnusable              a shared file that could not be used: recorded on the file, one line
+        +-- FetchFailed           its bytes could not be fetched (``retry``: re-index tries again)
+        +-- Unreadable            its bytes could not be read (broken, a bomb, over a limit, a type not read)
 
 Vendor exceptions (sqlite3, httpx, ...) are translated at the adapter with ``raise ... from exc``.
 """
@@ -90,3 +93,19 @@ class Forbidden(TeamloreError):
 
 class Replayed(TeamloreError):
     """A signed request (its idempotency key or its signature) that was accepted before."""
+
+
+class FileUnusable(TeamloreError):
+    """A shared file that could not be used; the message is the one line recorded on it."""
+
+
+class FetchFailed(FileUnusable):
+    """A shared file's bytes could not be fetched; ``retry`` says whether trying later may help."""
+
+    def __init__(self, message: str, retry: bool = True) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+class Unreadable(FileUnusable):
+    """A shared file's bytes could not be read."""

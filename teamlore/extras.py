@@ -24,6 +24,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "weaviate": ("weaviate",),
     "mongo": ("pymongo",),
     "llm": ("openai",),
+    "files": ("pypdf", "docx", "openpyxl", "pptx", "defusedxml"),
 }
 
 

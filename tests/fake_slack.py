@@ -38,6 +38,11 @@ class FakeSlack:
         self.rate_limit_calls: dict[int, int] = {}  # history/replies call number -> Retry-After
         self._history_calls = 0
         self.socket_url = ""  # what apps.connections.open hands out (Socket Mode)
+        # Shared files' bytes by file id, served at url_private (``/files-pri/T1-F1/name``) to the
+        # bot token only; anyone else gets Slack's sign-in page (HTML, status 200), as from Slack.
+        self.files: dict[str, tuple[str, str, bytes]] = {}  # id -> (name, mimetype, bytes)
+        self.downloads: list[tuple[str, str]] = []  # (path, the Authorization header sent)
+        self.file_status: dict[str, int] = {}  # file id -> an HTTP status to answer instead
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
@@ -65,6 +70,22 @@ class FakeSlack:
             "is_private": private,
             "is_member": member,
             "created": 1_767_225_600,  # 2026-01-01
+        }
+
+    def share(self, file_id: str, name: str, mimetype: str, data: bytes) -> dict[str, Any]:
+        """Hold a file and return the file object Slack puts on a ``file_share`` message."""
+        self.files[file_id] = (name, mimetype, data)
+        base = f"http://127.0.0.1:{self.server.server_port}"
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rpartition(".")[2],
+            "size": len(data),
+            "url_private": f"{base}/files-pri/{TEAM}-{file_id}/{name}",
+            "url_private_download": f"{base}/files-pri/{TEAM}-{file_id}/download/{name}",
+            "permalink": f"https://acme.slack.com/files/U1/{file_id}/{name}",
         }
 
     def method_calls(self, method: str) -> list[dict[str, Any]]:
@@ -133,6 +154,30 @@ class FakeSlack:
         ts = f"{time.time():.6f}"
         return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": {"text": args.get("text")}}
 
+    def _served_file(self, handler: BaseHTTPRequestHandler) -> bool:
+        """Answer a url_private request (True), or leave it to the API (False)."""
+        if not handler.path.startswith("/files-pri/"):
+            return False
+        status, mimetype, data = self._file_answer(handler.path, handler.headers.get("Authorization") or "")
+        handler.send_response(status)
+        handler.send_header("Content-Type", mimetype)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return True
+
+    def _file_answer(self, path: str, auth: str) -> tuple[int, str, bytes]:
+        """url_private: the bytes to the bot token; Slack's sign-in page (200, HTML) to anyone else."""
+        self.downloads.append((path, auth))
+        file_id = path.split("/")[2].removeprefix(f"{TEAM}-")
+        held = self.files.get(file_id)
+        status = self.file_status.get(file_id)
+        if status is not None or held is None:
+            return status or 404, "text/plain", b"not found"
+        if auth != f"Bearer {TOKEN}":
+            return 200, "text/html; charset=utf-8", b"<!DOCTYPE html><title>Slack</title>Sign in"
+        return 200, held[1], held[2]
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -141,7 +186,8 @@ class FakeSlack:
                 pass
 
             def do_GET(self) -> None:
-                self._serve(dict(parse_qsl(urlsplit(self.path).query)))
+                if not fake._served_file(self):
+                    self._serve(dict(parse_qsl(urlsplit(self.path).query)))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

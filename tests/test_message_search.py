@@ -267,7 +267,9 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
     path = tmp_path / "old.sqlite3"
     db = Database(path)
     db.conn.execute(
-        "INSERT INTO messages VALUES ('T1','C1','m1','slack',NULL,'U1','rita',?,?,'','h',NULL,NULL,?)",
+        "INSERT INTO messages (workspace, channel, message_id, platform, thread_id, author_id, author_name,"
+        " ts, text, permalink, content_hash, edited_at, deleted_at, recorded_at)"
+        " VALUES ('T1','C1','m1','slack',NULL,'U1','rita',?,?,'','h',NULL,NULL,?)",
         (1_767_607_200_000_000, PLAIN, 1_767_607_200_000_000),
     )
     db.conn.executescript(
@@ -275,7 +277,7 @@ def test_a_store_of_schema_1_indexes_its_stored_messages_when_opened(tmp_path):
     )
     db.close()
     reopened = Database(path)
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     memory = Conversations()
     memory.refresh(reopened.conn)
     found = memory.keyword("statuspage", Scope("T1", ["C1"]), ReadView().resolved(), 5)
@@ -303,7 +305,7 @@ def test_a_store_of_schema_2_loses_its_message_keyword_table_with_every_word_in_
     reopened = Database(path)
     tables = {r[0] for r in reopened.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "message_fts" not in tables and "fact_fts" not in tables and "fact_subjects" in tables
-    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+    assert reopened.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "5"
     reopened.close()
 
 

@@ -19,6 +19,11 @@ OPTIONAL = (
     "bson",
     "motor",
     "openai",
+    "pypdf",
+    "docx",
+    "openpyxl",
+    "pptx",
+    "defusedxml",
 )
 # The CLI's main, with a finder ahead of every other that refuses the optional packages.
 WITHOUT_EXTRAS = f"""

@@ -6,6 +6,8 @@ others also support only lose that evidence. A reply in a thread the person open
 with their question beside it ("yes (re: is the offsite still on?)", "dana owns the billing
 service"): each such reply is read again without it, and a statement it no longer makes is
 retracted and erased like theirs (what the reply still says alone is stored as new facts).
+The files they shared go too: the passages read from them are their messages (erased as
+above), and the bytes are deleted unless another person's message shares the same file.
 Their tombstones, the ledger keys of their events (which hash their text) and the model
 cache go; the audit log keeps its events (ids and keyed hashes, never text), plus one "erased"
 event. Last (``Teamlore.erase_author``, after the pages) the SQLite file is scrubbed: keyword
@@ -43,6 +45,8 @@ class ErasureReport:
     facts_created: list[str] = dataclasses.field(default_factory=list)
     vectors: int = 0
     pages_rewritten: int = 0
+    files: int = 0  # shared files of theirs forgotten (their passages are their messages, above)
+    blobs: int = 0  # files' bytes deleted (those no other person's message shares)
 
 
 @dataclasses.dataclass
@@ -97,6 +101,8 @@ def erase_author(
         report.answers_reread = len(replies)
         report.facts_created = _reread_answers(deps, replies, doomed, now)
         _forget_traces(stores, workspace, doomed.erased.values(), platforms)
+        report.files = len(stores.files.of_messages(workspace, messages))
+        unshared = stores.files.forget(workspace, messages)
         report.vectors = erased.vectors + deps.facts.erase_text(sorted(doomed.erased))
         report.facts_erased = sorted(doomed.erased)
         report.facts_kept_without_their_evidence = sorted(doomed.kept - set(doomed.erased))
@@ -113,6 +119,7 @@ def erase_author(
                 {"author_id": author_id, "messages": len(messages), "answers_reread": len(replies)},
             )
         )
+    report.blobs = stores.blobs.delete(unshared)  # once the records naming them are gone for good
     return report
 
 

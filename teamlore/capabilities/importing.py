@@ -13,6 +13,7 @@ from teamlore.connectors.events_file import check_events_file, count_lines, read
 from teamlore.errors import ExportError
 from teamlore.untrusted import printable
 from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, ingest
+from teamlore.workers.shared_files import FileDeps, take_files
 
 BATCH_SIZE = 256
 MAX_ERRORS_KEPT = 1_000
@@ -132,14 +133,18 @@ def import_items(
     deps: PipelineDeps,
     progress: Callable[[int], None] | None = None,
     on_skip: Callable[[str], None] | None = None,
+    files: FileDeps | None = None,
 ) -> ImportSummary:
     """Ingest the items in batches; an item refused while reading is counted and reported, not
-    ingested."""
+    ingested. With ``files``, the files each batch shared are fetched and read after it."""
     summary = ImportSummary(on_skip=on_skip)
     batch: list[ImportItem] = []
 
     def flush() -> None:
-        results = ingest([item.event for item in batch if item.event is not None], deps)
+        events = [item.event for item in batch if item.event is not None]
+        results = ingest(events, deps)
+        if files is not None:
+            take_files(events, results, files)
         for item, result in zip(batch, results, strict=True):
             summary.absorb(item.location, result)
         if progress:

@@ -29,6 +29,10 @@ def source_json(source: Source) -> dict[str, Any]:
         "ts": iso(source.ts),
         "permalink": source.permalink,
         "deleted": source.deleted_at is not None,
+        # A passage of a shared file: which file and where ("report.pdf, p. 3"), and the message
+        # that shared it (``permalink`` is that message's link).
+        "file": source.file_ref or None,
+        "shared_in": source.shared_in,
     }
 
 
@@ -245,6 +249,8 @@ def media_json(ref: MediaReference) -> dict[str, object]:
         "author_name": ref.author_name,
         "ts": iso(ref.ts),
         "permalink": ref.permalink,
+        "status": ref.status or None,  # what reading the file came to (None: never tried)
+        "detail": ref.detail or None,
     }
 
 
@@ -328,4 +334,6 @@ def erasure_json(report: ErasureReport) -> dict[str, object]:
         "facts_created": report.facts_created,
         "vectors_deleted": report.vectors,
         "pages_rewritten": report.pages_rewritten,
+        "files_forgotten": report.files,
+        "file_blobs_deleted": report.blobs,
     }

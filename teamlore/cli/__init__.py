@@ -49,7 +49,7 @@ from teamlore.cli.support import (
 from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
 from teamlore.connectors import ImportItem
-from teamlore.domain import ReadView, Scope
+from teamlore.domain import ReadView, Scope, Source
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
 from teamlore.timeutil import SENTINEL, iso
 from teamlore.untrusted import printable
@@ -161,11 +161,12 @@ def _import_with_progress(
     lore: Teamlore, items: Iterable[ImportItem], total: int, label: str
 ) -> ImportSummary:
     if total <= PROGRESS_THRESHOLD:
-        return import_items(items, lore.pipeline, on_skip=_print_skipped)
+        return import_items(items, lore.pipeline, on_skip=_print_skipped, files=lore.files)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(label, total=total)
-        return import_items(items, lore.pipeline, lambda n: progress.advance(task, n), _print_skipped)
+        advance = lambda n: progress.advance(task, n)  # noqa: E731
+        return import_items(items, lore.pipeline, advance, _print_skipped, files=lore.files)
 
 
 def _print_skipped(line: str) -> None:
@@ -242,7 +243,9 @@ def _print_fact(rank: int, hit: FactView) -> None:
     )
     for source in hit.sources:
         out.print(
-            f"   source: {source.author_name} {iso(source.ts)} {source.permalink}", markup=False, style="dim"
+            f"   source: {source.author_name} {iso(source.ts)}{_in_file(source)} {source.permalink}",
+            markup=False,
+            style="dim",
         )
     if hit.newer_elsewhere is not None:
         newer = hit.newer_elsewhere
@@ -260,11 +263,16 @@ def _print_fact(rank: int, hit: FactView) -> None:
     _print_answer(hit)
 
 
+def _in_file(source: Source) -> str:
+    """ ", in report.pdf, p. 3" for a passage of a shared file."""
+    return f", in {source.file_ref}" if source.file_ref else ""
+
+
 def _print_message(rank: int, hit: MessageView) -> None:
     out.print(f"{rank}. {hit.text}", markup=False)
     out.print(
         f"   message (no fact covers it), #{hit.channel}, said by {hit.source.author_name} on "
-        f"{iso(hit.since)}  {hit.source.permalink}",
+        f"{iso(hit.since)}{_in_file(hit.source)}  {hit.source.permalink}",
         markup=False,
         style="dim",
     )

@@ -51,7 +51,8 @@ def print_answer(answer: Answer) -> None:
     for number, cited in enumerate(answer.citations, start=1):
         for source in cited.sources:
             out.print(
-                f"  [{number}] {source.author_name}, {iso(source.ts)}: {source.permalink}",
+                f"  [{number}] {source.author_name}, {iso(source.ts)}"
+                f"{', ' + source.file_ref if source.file_ref else ''}: {source.permalink}",
                 markup=False,
                 style="dim",
             )

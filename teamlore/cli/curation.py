@@ -156,7 +156,7 @@ def erase(
             f"erased {report.messages} message(s) of {report.author_id}: {len(report.facts_erased)} fact(s) "
             f"removed, {len(report.facts_kept_without_their_evidence)} kept on others' evidence, "
             f"{report.vectors} vector(s) deleted; {report.answers_reread} answer(s) to their questions"
-            f" read again without them",
+            f" read again without them; {report.files} shared file(s) forgotten, {report.blobs} deleted",
             markup=False,
         )
     return 0

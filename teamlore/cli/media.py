@@ -27,7 +27,8 @@ def media_command(
     data_dir: DataDir = None,
     as_json: JsonFlag = False,
 ) -> int:
-    """Files shared in the given channels (name, type, size, link), newest first."""
+    """Files shared in the given channels (name, type, size, link, and what reading each came
+    to: extracted, partial, failed, unreadable or skipped, with why), newest first."""
     scope = Scope(workspace or "", channel or [])
     found = open_lore(data_dir).search_media_references(scope, query, kind, limit)
     if as_json:
@@ -41,5 +42,7 @@ def media_command(
             markup=False,
             style="dim",
         )
+        if ref.status:
+            out.print(f"   {ref.status}: {ref.detail}", markup=False, style="dim")
     out.print(f"{len(found)} file(s)", markup=False)
     return 0

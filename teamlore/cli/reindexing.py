@@ -31,7 +31,7 @@ def reindex(
     as_json: JsonFlag = False,
 ) -> int:
     """Re-extract facts from the stored raw messages of the channels (safe to interrupt: run it
-    again to resume)."""
+    again to resume), and fetch and read again the shared files whose fetch failed."""
     scope = Scope(workspace or "", channel or [])
     lore = open_lore(data_dir)
     data = {}
@@ -39,14 +39,20 @@ def reindex(
     with Progress(*columns, TimeElapsedColumn(), console=err, transient=True, disable=as_json) as bar:
         for name in sorted(scope.channels):
             data[name] = _reindex_channel(lore, bar, scope.workspace, name, restart)
+            # Shared files whose fetch failed are fetched and read again (docs/files.md).
+            retried = lore.retry_files(Scope(scope.workspace, [name]))
+            data[name]["files_retried"] = len(retried)
+            data[name]["files_read"] = sum(1 for r in retried if r.status.value in ("extracted", "partial"))
     lore.wiki.flush(everything=True)
     if as_json:
         emit_json(data)
         return 0
     for name, r in data.items():
+        tried = r["files_retried"]
+        files = f", {r['files_read']} of {tried} failed file(s) read" if tried else ""
         out.print(
             f"{name}: {r['messages']} message(s) re-read, {r['created']} fact(s) added, "
-            f"{r['retracted']} retracted",
+            f"{r['retracted']} retracted{files}",
             markup=False,
         )
     return 0

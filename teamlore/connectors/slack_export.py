@@ -307,6 +307,8 @@ def slack_files(message: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "mime_type": _field(file, "mimetype", str),
                 "size": size if isinstance(size, int) and size >= 0 else None,
                 "url": _field(file, "permalink", str) or _field(file, "url_private", str),
+                # Fetched with the bot token (teamlore/files/fetch.py); an export's links too.
+                "download_url": _field(file, "url_private", str) or _field(file, "url_private_download", str),
             }
         )
     return found

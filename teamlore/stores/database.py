@@ -13,7 +13,7 @@ from typing import Protocol
 from teamlore.errors import BackendUnavailable
 from teamlore.timeutil import SENTINEL_MICROS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Times are INTEGER microseconds since the epoch (UTC); open bounds hold SENTINEL_MICROS.
 SCHEMA = f"""
@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS messages (
     platform TEXT NOT NULL, thread_id TEXT, author_id TEXT NOT NULL, author_name TEXT NOT NULL,
     ts INTEGER NOT NULL, text TEXT NOT NULL, permalink TEXT NOT NULL, content_hash TEXT NOT NULL,
     edited_at INTEGER, deleted_at INTEGER, recorded_at INTEGER NOT NULL,
+    shared_in TEXT, file_ref TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (workspace, channel, message_id)
 );
 CREATE INDEX IF NOT EXISTS messages_author ON messages (workspace, author_id);
@@ -41,8 +42,19 @@ CREATE INDEX IF NOT EXISTS messages_time ON messages (workspace, channel, ts);
 CREATE TABLE IF NOT EXISTS message_attachments (
     workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, position INTEGER NOT NULL,
     name TEXT NOT NULL, mime_type TEXT NOT NULL, kind TEXT NOT NULL, size INTEGER, url TEXT NOT NULL,
+    download_url TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (workspace, channel, message_id, position)
 );
+-- What reading each shared file came to (teamlore/files/): its bytes' sha256 (the blob's name in
+-- the folder beside this file), fetched | extracted | partial | failed | skipped, and why.
+CREATE TABLE IF NOT EXISTS shared_files (
+    workspace TEXT NOT NULL, channel TEXT NOT NULL, message_id TEXT NOT NULL, position INTEGER NOT NULL,
+    name TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER, status TEXT NOT NULL, detail TEXT NOT NULL,
+    pages INTEGER NOT NULL, passages INTEGER NOT NULL, attempts INTEGER NOT NULL, at INTEGER NOT NULL,
+    PRIMARY KEY (workspace, channel, message_id, position)
+);
+CREATE INDEX IF NOT EXISTS shared_files_blob ON shared_files (sha256);
+CREATE INDEX IF NOT EXISTS shared_files_status ON shared_files (workspace, channel, status);
 CREATE INDEX IF NOT EXISTS message_attachments_kind ON message_attachments (workspace, channel, kind);
 
 -- The message search index: every text a message had, one row per version, with both time
@@ -248,6 +260,18 @@ def _drop_message_fts(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS message_fts")
 
 
+def _add_file_columns(conn: sqlite3.Connection) -> None:
+    """Schema 4 -> 5: a message may be a passage of a shared file (``shared_in``, ``file_ref``),
+    and an attachment keeps where its bytes can be fetched (``download_url``)."""
+    for table, column, kind in (
+        ("messages", "shared_in", "TEXT"),
+        ("messages", "file_ref", "TEXT NOT NULL DEFAULT ''"),
+        ("message_attachments", "download_url", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 def _drop_fact_fts(conn: sqlite3.Connection) -> None:
     """Schema 3 -> 4: facts are ranked by keyword in memory too, and the resolver looks up the
     current ones in ``fact_subjects`` (filled when the fact store opens); the FTS5 table of every
@@ -269,17 +293,23 @@ class Database:
             found = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if found is None:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(found[0]) in (1, 2, 3):
+            elif int(found[0]) in (1, 2, 3, 4):
                 if int(found[0]) == 1:
                     _index_stored_messages(conn)
                 _drop_message_fts(conn)
                 _drop_fact_fts(conn)
+                _add_file_columns(conn)
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             elif int(found[0]) != SCHEMA_VERSION:
                 raise BackendUnavailable(
                     f"{self.path} has schema version {found[0]}, this Teamlore expects "
                     f"{SCHEMA_VERSION}; use a new TEAMLORE_DATA_DIR or re-import"
                 )
+            # After the columns exist (a migrated file gains them above).
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS messages_shared_in ON messages (workspace, channel, shared_in)"
+                " WHERE shared_in IS NOT NULL"
+            )
 
     @property
     def conn(self) -> sqlite3.Connection:

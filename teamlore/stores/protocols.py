@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Protocol
 
 import numpy as np
@@ -258,6 +259,11 @@ class MessageStore(Protocol):
         self, workspace: str, channel: str, message_id: str, attachments: Sequence[Attachment]
     ) -> None: ...
 
+    def attachments(self, workspace: str, channel: str, message_id: str) -> list[Attachment]: ...
+
+    # The live passages of the files a message shared (``Message.shared_in``): they go with it.
+    def passages_of(self, workspace: str, channel: str, message_id: str) -> list[str]: ...
+
     # Raw: scope compiled in; read only through capabilities.media.search_media_references.
     def _media_references(
         self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
@@ -475,3 +481,65 @@ class ModelCache(Protocol):
 
     # Erasure: model output may quote anyone, and its keys hash the prompts: all of it goes.
     def clear(self) -> int: ...
+
+
+class FileStatus(StrEnum):
+    """What reading one shared file came to (``teamlore.files``)."""
+
+    EXTRACTED = "extracted"  # read whole: its passages are messages
+    PARTIAL = "partial"  # read up to a limit (pages, passages, characters): the detail says which
+    FAILED = "failed"  # fetching failed for now (unreachable, refused, rate-limited): re-index tries again
+    UNREADABLE = "unreadable"  # fetched, but not readable (broken, a bomb, a lying name, a type not read)
+    SKIPPED = "skipped"  # not fetched, and trying again will not change that (no link, too large)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """One attachment of one message, as reading it left it."""
+
+    workspace: str
+    channel: str
+    message_id: str
+    position: int
+    name: str
+    sha256: str  # the blob's name; "" when the bytes were never fetched
+    size: int | None
+    status: FileStatus
+    detail: str
+    pages: int
+    passages: int
+    attempts: int
+    at: datetime
+
+
+class FileStore(Protocol):
+    """The state of each shared file; kept in the SQLite file in every configuration for now."""
+
+    def put(self, record: FileRecord) -> None: ...
+
+    def get(self, workspace: str, channel: str, message_id: str, position: int) -> FileRecord | None: ...
+
+    def of_messages(self, workspace: str, messages: Sequence[tuple[str, str]]) -> list[FileRecord]: ...
+
+    def failed(self, workspace: str, channels: Sequence[str]) -> list[FileRecord]: ...
+
+    def forget(
+        self, workspace: str, messages: Sequence[tuple[str, str]], from_position: int = 0
+    ) -> list[str]:
+        """Drop the records of these (channel, message id)s (from that attachment position on);
+        the blobs no record names any more."""
+        ...
+
+    def unreferenced(self, shas: Iterable[str]) -> list[str]:
+        """Those of ``shas`` no record names."""
+        ...
+
+
+class BlobStore(Protocol):
+    """File bytes by their sha256: a folder beside the SQLite file (MongoDB GridFS to follow)."""
+
+    def put(self, data: bytes) -> str: ...
+
+    def get(self, sha256: str) -> bytes: ...
+
+    def delete(self, shas: Iterable[str]) -> int: ...

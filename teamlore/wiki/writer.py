@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from teamlore.capabilities.facts import FactView
+from teamlore.domain import Source
 from teamlore.timeutil import SENTINEL
 from teamlore.wiki.model import PageKind, PageRef, SectionInput
 
@@ -31,14 +32,20 @@ class Written:
     flagged: str | None = None
 
 
+def _label(source: Source) -> str:
+    """Who and when; for a passage of a shared file, which file and where ("report.pdf, p. 3")."""
+    said = f"{source.author_name or 'source'}, {source.ts:%Y-%m-%d}"
+    if not source.file_ref:
+        return said
+    return f"{said}, " + source.file_ref.replace("[", "(").replace("]", ")")
+
+
 class PageWriter(Protocol):
     def write(self, page: PageRef, sections: Sequence[SectionInput]) -> Written: ...
 
 
 def cite(view: FactView) -> str:
-    links = [
-        f"[{s.author_name or 'source'}, {s.ts:%Y-%m-%d}]({s.permalink})" for s in view.sources if s.permalink
-    ]
+    links = [f"[{_label(s)}]({s.permalink})" for s in view.sources if s.permalink]
     if not links:
         origin = "added by a reviewer" if view.fact.origin == "manual" else "source removed"
         return f"({origin})"

@@ -159,6 +159,8 @@ def to_message(event: MessageEvent) -> Message:
         text=event.text,
         permalink=event.permalink,
         content_hash=message_hash(event.text),
+        shared_in=event.shared_in,
+        file_ref=event.file_ref,
     )
 
 
@@ -394,15 +396,27 @@ def _delete(event: MessageEvent, existing: Message | None, deps: PipelineDeps) -
         # create cannot bring the message back.
         stub = to_message(event)
         deps.messages.put_message(stub, recorded_at=now)
-    # Stored on the transaction-time axis: the gate compares it with known_at.
-    deps.messages.mark_deleted(event.workspace, event.channel, event.message_id, now)
-    deps.index.withdraw(event.workspace, event.channel, event.message_id, now)
-    refresh_following(deps.index, deps.embedder, [existing or to_message(event)])
     result = IngestResult(event, Outcome.DELETED)
-    for fact in deps.facts.current_citing(event.workspace, event.channel, event.message_id):
-        if fact.status is not FactStatus.RETRACTED:
-            _withdraw(fact, to_message(event), "source deleted", deps, now, result)
+    # The passages of the files it shared (``teamlore.files``) go with it, the same way.
+    passages = deps.messages.passages_of(event.workspace, event.channel, event.message_id)
+    gone = [existing or to_message(event)] + [
+        m for pid in passages if (m := deps.messages.get_message(event.workspace, event.channel, pid))
+    ]
+    for message in gone:
+        _withdraw_message(message, deps, now, result)
     return result
+
+
+def _withdraw_message(message: Message, deps: PipelineDeps, now: datetime, result: IngestResult) -> None:
+    """A deleted message: blanked, out of the index, and no longer evidence for any fact."""
+    ws, channel, mid = message.workspace, message.channel, message.message_id
+    # Stored on the transaction-time axis: the gate compares it with known_at.
+    deps.messages.mark_deleted(ws, channel, mid, now)
+    deps.index.withdraw(ws, channel, mid, now)
+    refresh_following(deps.index, deps.embedder, [message])
+    for fact in deps.facts.current_citing(ws, channel, mid):
+        if fact.status is not FactStatus.RETRACTED:
+            _withdraw(fact, message, "source deleted", deps, now, result)
 
 
 def _withdraw(

@@ -24,6 +24,7 @@ from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
+from teamlore.workers.shared_files import take_files
 
 log = logging.getLogger(__name__)
 RawEvent = dict[str, Any]  # a normalized event as JSON, as it travels on the queue
@@ -146,7 +147,9 @@ def _parse(events: list[RawEvent], lore: Teamlore, letters: DeadLetters) -> list
 
 
 def _ingest(events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters) -> dict[str, int]:
-    results = ingest(_parse(events, lore, letters), lore.pipeline)
+    parsed = _parse(events, lore, letters)
+    results = ingest(parsed, lore.pipeline)
+    take_files(parsed, results, lore.files)  # after the batch committed; failures are recorded on the file
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)
     if orphans and attempt < len(delays):

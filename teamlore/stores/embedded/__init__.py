@@ -9,6 +9,7 @@ from pathlib import Path
 from teamlore.stores.database import Database
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.embedded.files import EmbeddedFileStore, FolderBlobStore
 from teamlore.stores.embedded.llm import EmbeddedModelCache, EmbeddedSpendLedger
 from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
 from teamlore.stores.embedded.messages import (
@@ -22,7 +23,9 @@ from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTok
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 from teamlore.stores.hashing import KeyedAuditLog, text_key
 from teamlore.stores.protocols import (
+    BlobStore,
     FactBackend,
+    FileStore,
     MessageStore,
     PageStore,
     RemoteFactBackend,
@@ -55,6 +58,9 @@ class EmbeddedStores:
         self.tokens = EmbeddedTokenStore(self.db)
         self.push_seen = EmbeddedReplayGuard(self.db)
         self.checkpoints = EmbeddedCheckpointStore(self.db)
+        # Shared files: their state in the file, their bytes in a folder beside it (docs/files.md).
+        self.files: FileStore = EmbeddedFileStore(self.db)
+        self.blobs: BlobStore = FolderBlobStore.beside(self.db.path)
 
     def use_facts(self, facts: RemoteFactBackend) -> None:
         """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""

@@ -85,7 +85,7 @@ class EmbeddedMessageStore:
     def put_message(self, message: Message, recorded_at: datetime) -> None:
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                "INSERT INTO messages VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT (workspace, channel, message_id) DO UPDATE SET"
                 " text = excluded.text, content_hash = excluded.content_hash,"
                 " edited_at = excluded.edited_at, thread_id = excluded.thread_id",
@@ -104,6 +104,8 @@ class EmbeddedMessageStore:
                     None if message.edited_at is None else to_micros(message.edited_at),
                     None if message.deleted_at is None else to_micros(message.deleted_at),
                     to_micros(recorded_at),
+                    message.shared_in,
+                    message.file_ref,
                 ),
             )
 
@@ -129,9 +131,20 @@ class EmbeddedMessageStore:
                 (workspace, channel, message_id),
             )
             conn.executemany(
-                "INSERT INTO message_attachments VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO message_attachments VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [
-                    (workspace, channel, message_id, n, a.name, a.mime_type, a.kind.value, a.size, a.url)
+                    (
+                        workspace,
+                        channel,
+                        message_id,
+                        n,
+                        a.name,
+                        a.mime_type,
+                        a.kind.value,
+                        a.size,
+                        a.url,
+                        a.download_url,
+                    )
                     for n, a in enumerate(attachments)
                 ],
             )
@@ -171,20 +184,51 @@ class EmbeddedMessageStore:
                 AttachmentKind(r["kind"]),
                 r["size"],
                 r["url"],
+                r["position"],
             )
             for r in rows
         ]
+
+    def attachments(self, workspace: str, channel: str, message_id: str) -> list[Attachment]:
+        """The message's attachments in the order it shared them."""
+        rows = self._db.conn.execute(
+            "SELECT * FROM message_attachments WHERE workspace = ? AND channel = ? AND message_id = ?"
+            " ORDER BY position",
+            (workspace, channel, message_id),
+        ).fetchall()
+        return [
+            Attachment(
+                name=r["name"],
+                mime_type=r["mime_type"],
+                size=r["size"],
+                url=r["url"],
+                download_url=r["download_url"],
+            )
+            for r in rows
+        ]
+
+    def passages_of(self, workspace: str, channel: str, message_id: str) -> list[str]:
+        """The live messages that are passages of files this message shared, by id."""
+        rows = self._db.conn.execute(
+            "SELECT message_id FROM messages WHERE workspace = ? AND channel = ? AND shared_in = ?"
+            " AND deleted_at IS NULL ORDER BY message_id",
+            (workspace, channel, message_id),
+        ).fetchall()
+        return [r[0] for r in rows]
 
     def sources(self, workspace: str, channel: str, message_ids: Sequence[str]) -> dict[str, Source]:
         if not message_ids:
             return {}
         marks = ",".join("?" * len(message_ids))
         rows = self._db.conn.execute(
-            "SELECT message_id, author_id, author_name, ts, permalink, deleted_at FROM messages"
-            f" WHERE workspace = ? AND channel = ? AND message_id IN ({marks})",
+            "SELECT message_id, author_id, author_name, ts, permalink, deleted_at, file_ref, shared_in"
+            f" FROM messages WHERE workspace = ? AND channel = ? AND message_id IN ({marks})",
             (workspace, channel, *message_ids),
         ).fetchall()
-        return {r[0]: Source(r[0], r[1], r[2], from_micros(r[3]), r[4], _maybe_time(r[5])) for r in rows}
+        return {
+            r[0]: Source(r[0], r[1], r[2], from_micros(r[3]), r[4], _maybe_time(r[5]), r[6], r[7])
+            for r in rows
+        }
 
     def live_messages(self, workspace: str, channel: str, after: str, limit: int) -> list[Message]:
         """Stored, not deleted messages of a channel in message-id order, after ``after``."""
@@ -222,7 +266,7 @@ class EmbeddedMessageStore:
                 (workspace, author_id),
             )
             conn.execute(
-                "UPDATE messages SET text = '', author_name = '', content_hash = '',"
+                "UPDATE messages SET text = '', author_name = '', content_hash = '', file_ref = '',"
                 " deleted_at = coalesce(deleted_at, ?) WHERE workspace = ? AND author_id = ?",
                 (to_micros(at), workspace, author_id),
             )
@@ -321,4 +365,6 @@ def _row_message(r: sqlite3.Row) -> Message:
         content_hash=r["content_hash"],
         edited_at=_maybe_time(r["edited_at"]),
         deleted_at=_maybe_time(r["deleted_at"]),
+        shared_in=r["shared_in"],
+        file_ref=r["file_ref"],
     )

@@ -66,6 +66,8 @@ def _message(doc: dict[str, Any]) -> Message:
         content_hash=doc["content_hash"],
         edited_at=time_of(doc, "edited_at"),
         deleted_at=time_of(doc, "deleted_at"),
+        shared_in=doc.get("shared_in"),
+        file_ref=doc.get("file_ref", ""),
     )
 
 
@@ -148,8 +150,33 @@ class MongoMessageStore:
                 "kind": a.kind.value,
                 "size": a.size,
                 "url": a.url,
+                "download_url": a.download_url,
             }
             self._journal.write(Op("attachments", "insert_one", update=doc))
+
+    def attachments(self, workspace: str, channel: str, message_id: str) -> list[Attachment]:
+        """The message's attachments in the order it shared them."""
+        key = _key(workspace, channel, message_id)
+        found = self._rt.run(lambda db: db["attachments"].find(key).sort("position", 1).to_list())
+        return [
+            Attachment(
+                name=a["name"],
+                mime_type=a["mime_type"],
+                size=a["size"],
+                url=a["url"],
+                download_url=a.get("download_url", ""),
+            )
+            for a in found
+        ]
+
+    def passages_of(self, workspace: str, channel: str, message_id: str) -> list[str]:
+        """The live messages that are passages of files this message shared, by id."""
+
+        async def find(db: Db) -> list[Document]:
+            query = {"workspace": workspace, "channel": channel, "shared_in": message_id, "deleted_at": None}
+            return await db["messages"].find(query, {"message_id": 1}).to_list()
+
+        return sorted(d["message_id"] for d in self._rt.run(find))
 
     def _media_references(
         self, scope: Scope, words: Sequence[str], kind: AttachmentKind | None, limit: int
@@ -201,6 +228,7 @@ class MongoMessageStore:
                         AttachmentKind(a["kind"]),
                         a["size"],
                         a["url"],
+                        a["position"],
                     ),
                 )
             )
@@ -226,6 +254,8 @@ class MongoMessageStore:
                 ts,
                 d["permalink"],
                 time_of(d, "deleted_at"),
+                d.get("file_ref", ""),
+                d.get("shared_in"),
             )
         return out
 
@@ -320,7 +350,7 @@ class MongoMessageStore:
             # File names can be personal data too: the person's attachments go with their text.
             shared = _key(workspace, existing["channel"], existing["message_id"])
             self._journal.write(Op("attachments", "delete_many", shared))
-            doc = {**existing, "text": "", "author_name": "", "content_hash": ""}
+            doc = {**existing, "text": "", "author_name": "", "content_hash": "", "file_ref": ""}
             if existing.get("deleted_at") is None:
                 doc.update(times(deleted_at=at))
             key = (workspace, existing["channel"], existing["message_id"])

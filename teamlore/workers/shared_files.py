@@ -1,0 +1,209 @@
+"""Files shared in chat become messages: fetch, keep, read, and ingest their passages.
+
+After a batch is ingested (``Teamlore.ingest``), each attachment with a download link is fetched
+within the size limit (``files.fetch``), kept by its sha256 (``BlobStore``), read in a
+subprocess (``files.sandbox``) and split into passages (``files.passages``), which are ingested
+as messages of the message that shared the file, through the same pipeline. None of this runs
+inside the batch's transaction, and no failure here undoes or blocks a message: a file that
+cannot be fetched or read is recorded with its one line (``teamlore media``), and a fetch
+failure is tried again by re-index (``retry_failed``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from teamlore.domain import Attachment, Channel, EventKind, Message, MessageEvent
+from teamlore.errors import BackendUnavailable, FetchFailed, InvalidInput, MissingExtra, Unreadable
+from teamlore.files.fetch import Fetcher
+from teamlore.files.passages import passage_events, passages
+from teamlore.files.sandbox import ReadFile, ReadLimits, read_file
+from teamlore.stores.protocols import BlobStore, FileRecord, FileStatus, FileStore
+from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, ingest
+
+log = logging.getLogger(__name__)
+
+# A sharing message whose text was stored (or was already): its files are read.
+_STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
+_SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
+# What a platform's files need to be fetched (``app.file_fetchers`` builds the fetchers).
+_TOKENS = {"slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)"}
+
+
+@dataclass
+class FileDeps:
+    pipeline: PipelineDeps
+    files: FileStore
+    blobs: BlobStore
+    fetchers: Mapping[str, Fetcher]  # platform -> how its file links are fetched
+    limits: ReadLimits
+    max_bytes: int
+    max_passages: int
+    max_chars: int  # a passage is a message: TEAMLORE_MAX_MESSAGE_CHARS
+
+
+def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], deps: FileDeps) -> None:
+    """Read the files of the events just ingested; forget those of messages just deleted."""
+    for event, result in zip(events, results, strict=True):
+        if event.shared_in is not None:
+            continue  # a passage shares nothing
+        if result.outcome is Outcome.DELETED:
+            _forget(deps, event.workspace, [(event.channel, event.message_id)])
+        elif result.outcome in _STORED and event.attachments:
+            read_message_files(event, deps)
+
+
+def read_message_files(event: MessageEvent, deps: FileDeps) -> list[FileRecord]:
+    """Each attachment of ``event`` with a download link read (a file read before, or found
+    unreadable, is left as recorded); passages of files the message no longer shares are deleted."""
+    where = [(event.channel, event.message_id)]
+    held = {r.sha256 for r in deps.files.of_messages(event.workspace, where)}
+    records, kept = [], set()
+    for position, attachment in enumerate(event.attachments):
+        if not attachment.download_url or deps.max_bytes == 0:
+            continue  # a link for people only, or files not read at all: nothing to try
+        record, ids = _read_one(event, position, attachment, deps)
+        records.append(record)
+        kept |= ids
+    gone = set(deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)) - kept
+    if gone:
+        deletes = [_passage_delete(event, pid) for pid in sorted(gone)]
+        ingest(deletes, deps.pipeline)
+    # Files the message no longer shares: their records, and the bytes nothing else names.
+    dropped = deps.files.forget(event.workspace, where, from_position=len(event.attachments))
+    deps.blobs.delete(set(dropped) | set(deps.files.unreferenced(held)))
+    return records
+
+
+def _read_one(
+    event: MessageEvent, position: int, attachment: Attachment, deps: FileDeps
+) -> tuple[FileRecord, set[str]]:
+    held = deps.files.get(event.workspace, event.channel, event.message_id, position)
+    if held is not None and held.status in _SETTLED and held.name == attachment.name:
+        current = deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)
+        return held, {p for p in current if f"~f{held.sha256[:16]}~" in p}
+    attempts = (held.attempts if held is not None else 0) + 1
+
+    def record(status: FileStatus, detail: str, sha: str = "", pages: int = 0, count: int = 0) -> FileRecord:
+        made = FileRecord(
+            event.workspace,
+            event.channel,
+            event.message_id,
+            position,
+            attachment.name,
+            sha,
+            attachment.size,
+            status,
+            detail,
+            pages,
+            count,
+            attempts,
+            deps.pipeline.clock(),
+        )
+        deps.files.put(made)
+        log.info("file %s of %s/%s: %s %s", attachment.name, event.channel, event.message_id, status, detail)
+        return made
+
+    fetcher = deps.fetchers.get(event.platform)
+    if fetcher is None:
+        needed = _TOKENS.get(event.platform, f"a way to fetch {event.platform} files (not built yet)")
+        return record(FileStatus.FAILED, f"not fetched: no {needed}"), set()
+    if attachment.size is not None and attachment.size > deps.max_bytes:
+        detail = f"the file is {attachment.size:,} bytes; the limit is {deps.max_bytes:,}"
+        detail += " (TEAMLORE_FILE_MAX_BYTES)"
+        return record(FileStatus.SKIPPED, detail), set()
+    try:
+        data = fetcher.fetch(attachment.download_url, deps.max_bytes)
+    except FetchFailed as exc:
+        return record(FileStatus.FAILED if exc.retry else FileStatus.SKIPPED, f"not fetched: {exc}"), set()
+    try:
+        sha = deps.blobs.put(data)
+    except BackendUnavailable as exc:
+        return record(FileStatus.FAILED, f"not kept: {exc}"), set()
+    try:
+        read = read_file(data, attachment.name, attachment.mime_type, deps.limits)
+    except Unreadable as exc:
+        return record(FileStatus.UNREADABLE, str(exc), sha), set()
+    except MissingExtra as exc:  # read again by re-index once the extra is installed
+        return record(FileStatus.FAILED, str(exc), sha), set()
+    found, cut = passages(read.sections, deps.max_passages)
+    try:
+        derived = passage_events(event, attachment.name, sha, found, deps.max_chars)
+    except InvalidInput as exc:  # a passage no message could be (a tiny TEAMLORE_MAX_MESSAGE_CHARS)
+        return record(FileStatus.UNREADABLE, str(exc), sha), set()
+    ingest(derived, deps.pipeline)
+    notes = list(read.notes) + (
+        [f"kept the first {deps.max_passages} passages (TEAMLORE_FILE_MAX_PASSAGES)"] if cut else []
+    )
+    status = FileStatus.PARTIAL if notes else FileStatus.EXTRACTED
+    return record(status, _summary(read, len(found), notes), sha, read.pages, len(found)), {
+        e.message_id for e in derived
+    }
+
+
+def _summary(read: ReadFile, count: int, notes: list[str]) -> str:
+    unit = {"xlsx": "sheet", "pptx": "slide"}.get(read.kind, "page")
+    paged = f"{read.pages} {unit}{'s' * (read.pages != 1)}, " if read.pages else ""
+    return f"{read.kind}: {paged}{count} passage{'s' * (count != 1)}" + "".join(f"; {n}" for n in notes)
+
+
+def _passage_delete(event: MessageEvent, passage_id: str) -> MessageEvent:
+    return event.model_copy(
+        update={
+            "kind": EventKind.DELETED,
+            "message_id": passage_id,
+            "text": "",
+            "attachments": (),
+            "shared_in": event.message_id,
+        }
+    )
+
+
+def _forget(deps: FileDeps, workspace: str, messages: list[tuple[str, str]]) -> None:
+    """A deleted message's files: their records go, and the bytes no other message shares."""
+    deps.blobs.delete(deps.files.forget(workspace, messages))
+
+
+def retry_failed(workspace: str, channels: Sequence[str], deps: FileDeps) -> list[FileRecord]:
+    """Fetch and read again the files whose fetch failed (re-index); what each came to now."""
+    tried: list[FileRecord] = []
+    seen: set[tuple[str, str]] = set()
+    for failed in deps.files.failed(workspace, channels):
+        if (failed.channel, failed.message_id) in seen:
+            continue
+        seen.add((failed.channel, failed.message_id))
+        event = _sharing_event(workspace, failed.channel, failed.message_id, deps)
+        if event is not None:
+            tried += read_message_files(event, deps)
+    return tried
+
+
+def _sharing_event(workspace: str, channel: str, message_id: str, deps: FileDeps) -> MessageEvent | None:
+    """The created event a stored (live) message would be, with its attachments."""
+    messages = deps.pipeline.messages
+    message = messages.get_message(workspace, channel, message_id)
+    if message is None or message.deleted_at is not None:
+        return None
+    known = {c.channel: c for c in messages.channels(workspace)}
+    return _event_of(message, known.get(channel), messages.attachments(workspace, channel, message_id))
+
+
+def _event_of(message: Message, channel: Channel | None, attachments: list[Attachment]) -> MessageEvent:
+    return MessageEvent(
+        kind=EventKind.CREATED,
+        platform=message.platform,
+        workspace=message.workspace,
+        channel=message.channel,
+        channel_name=channel.name if channel else "",
+        channel_visibility=channel.visibility if channel else "public",
+        message_id=message.message_id,
+        thread_id=message.thread_id,
+        author_id=message.author_id,
+        author_name=message.author_name,
+        ts=message.ts,
+        text=message.text,
+        permalink=message.permalink,
+        attachments=tuple(attachments),
+    )
