@@ -331,6 +331,13 @@ FORMS = [
 # retired by the newer one on the other side of the guard.
 GUARDS = [
     (
+        "a time zone is part of the time, not a name in place of another",
+        "The release train leaves every Tuesday at 14:00 UTC.",
+        "release train checklist done",
+        "release train",
+        "The release train leaves every Tuesday at 16:00 UTC from now on.",
+    ),
+    (
         "a name both mention, another thing said of it, with a cue",
         "The Nimbus code freeze is June 2.",
         "Heads up: the Nimbus beta is pushed to June 20.",

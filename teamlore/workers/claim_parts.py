@@ -74,7 +74,9 @@ FILLER = frozenset(
     "le la les l un une des de du d et est sont à au aux en dans pour par sur avec ce cette on nous "
     "der die das den dem des ein eine ist sind und mit für fur im am zum zur von wir "
     "el los las una uno es son y con para por del al en nos lo "
-    "o os as um uma é são e com para pelo pela do da dos das no na nos nas em".split()
+    "o os as um uma é são e com para pelo pela do da dos das no na nos nas em "
+    # Time zones belong to the time beside them: no thing's name ("10:00 UTC").
+    "utc gmt cet cest pst pdt est edt bst ist jst aest".split()
 )
 # Chat shorthand read as the word it stands for (so subjects compare).
 ABBREVIATIONS = {
