@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -316,6 +317,15 @@ class Teamlore:
         # Last: no deleted copy of their words left in the file's free space or its WAL.
         self.stores.db.scrub()
         return report
+
+    def warm(self) -> int:
+        """Load the search indexes before serving (the first search would otherwise load them: 23 s
+        at 100,000 facts with their messages) and keep what was loaded out of the cyclic garbage
+        collector's full passes: it lives as long as the process, and a full pass over it took 65
+        ms, a pause any search could fall into (docs/benchmarks.md). The rows held."""
+        held = self.stores.warm()
+        gc.freeze()
+        return held
 
     def close(self) -> None:
         if self._redis_dirty is not None:

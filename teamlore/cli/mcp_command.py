@@ -50,5 +50,6 @@ def mcp_command(
     err.print(
         f"MCP over streamable HTTP at http://{host}:{port}/mcp (Authorization: Bearer <token>)", markup=False
     )
+    lore.warm()  # the search indexes, before the port opens (``Teamlore.warm``)
     http_server(lore, f"http://{host}:{port}").run("streamable-http", host=host, port=port)
     return 0

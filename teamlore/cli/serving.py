@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -29,6 +30,12 @@ def run(lore: Teamlore, host: str, port: int) -> None:
     import uvicorn
 
     from teamlore.web import create_app
+
+    # Loaded before the port opens, so the first request (and a readiness probe) finds them.
+    started = time.monotonic()
+    with out.status("Loading the search indexes ..."):
+        held = lore.warm()
+    out.print(f"Search indexes loaded: {held:,} rows in {time.monotonic() - started:.1f} s", markup=False)
 
     # The app decides whose forwarded headers to believe (TEAMLORE_TRUSTED_PROXIES), not uvicorn.
     uvicorn.run(create_app(lore), host=host, port=port, log_level="warning", proxy_headers=False)

@@ -77,6 +77,14 @@ class EmbeddedStores:
             with self._remote_facts.unit_of_work(savepoint):
                 yield conn
 
+    def warm(self) -> int:
+        """Load what searches hold in memory (the fact and message indexes of the file) now, not
+        at the first search; the rows held. A fact store on a server holds nothing here."""
+        held = self.message_index.warm()
+        if isinstance(self.facts, EmbeddedFactBackend):
+            held += self.facts.warm()
+        return held
+
     def close(self) -> None:
         if self._remote_facts is not None:
             self._remote_facts.close()

@@ -122,6 +122,14 @@ class EmbeddedFactBackend:
         except sqlite3.Error as exc:
             raise BackendUnavailable(f"embedded fact store query failed: {exc}") from exc
 
+    def warm(self) -> int:
+        """Load the in-memory index now rather than at the first search; the rows it holds."""
+        try:
+            self._index.refresh(self._db.conn)
+        except sqlite3.Error as exc:
+            raise BackendUnavailable(f"embedded fact index refresh failed: {exc}") from exc
+        return self._index.size
+
     def _keyword(self, text: str, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
         # Ranked in memory (``keywords``): FTS5's bm25() scans every match and every phrase.
         self._index.refresh(self._db.conn)

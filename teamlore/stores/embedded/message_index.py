@@ -103,6 +103,11 @@ class EmbeddedMessageIndex:
         by_vid = {r[0]: r for r in rows}
         return [RawMessageHit(_version(by_vid[vid]), score) for vid, score in ranked if vid in by_vid]
 
+    def warm(self) -> int:
+        """Load the in-memory index now rather than at the first search; the rows it holds."""
+        self._refresh()
+        return self._memory.size
+
     def _refresh(self) -> None:
         try:
             self._memory.refresh(self._db.conn)
