@@ -22,11 +22,16 @@ from teamlore.stores.embedded.tokens import EmbeddedCheckpointStore, EmbeddedTok
 from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 from teamlore.stores.hashing import KeyedAuditLog, text_key
 from teamlore.stores.protocols import (
+    CheckpointStore,
     FactBackend,
     MessageStore,
+    ModelCache,
     PageStore,
     RemoteFactBackend,
+    ReplayGuard,
     ReviewQueue,
+    SpendLedger,
+    TokenStore,
     Tombstones,
 )
 
@@ -50,11 +55,11 @@ class EmbeddedStores:
         self.tombstones: Tombstones = EmbeddedTombstones(self.db)
         self.pages: PageStore = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
-        self.spend = EmbeddedSpendLedger(self.db)
-        self.model_cache = EmbeddedModelCache(self.db)
-        self.tokens = EmbeddedTokenStore(self.db)
-        self.push_seen = EmbeddedReplayGuard(self.db)
-        self.checkpoints = EmbeddedCheckpointStore(self.db)
+        self.spend: SpendLedger = EmbeddedSpendLedger(self.db)
+        self.model_cache: ModelCache = EmbeddedModelCache(self.db)
+        self.tokens: TokenStore = EmbeddedTokenStore(self.db)
+        self.push_seen: ReplayGuard = EmbeddedReplayGuard(self.db)
+        self.checkpoints: CheckpointStore = EmbeddedCheckpointStore(self.db)
 
     def use_facts(self, facts: RemoteFactBackend) -> None:
         """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""
