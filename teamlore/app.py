@@ -68,7 +68,7 @@ def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
 
 def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
-    pages, the audit log, review items and tombstones."""
+    pages, the audit log, review items, tombstones, tokens, checkpoints, model spend and cache."""
     if settings.mongo_url:
         require("mongo")
         from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
