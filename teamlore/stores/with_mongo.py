@@ -31,9 +31,11 @@ from teamlore.timeutil import from_micros
 class MongoStores(EmbeddedStores):
     """``EmbeddedStores`` with MongoDB holding what the design gives it.
 
-    ``transaction`` is still the SQLite file's; Mongo writes made inside one follow its commit
-    (see ``journal``). Opening connects, creates the indexes, checks the schema version and
-    applies any writes a previous process committed but did not get to MongoDB.
+    ``transaction`` is still the SQLite file's; the journaled stores' writes made inside one follow
+    its commit (see ``journal``), while tokens, checkpoints, spend and the model cache write at once.
+    Opening connects, creates the indexes, checks the schema version, applies any writes a
+    previous process committed but did not get to MongoDB, and adopts the file's old tokens and
+    checkpoints (``adopt_file_records``).
     """
 
     def __init__(
