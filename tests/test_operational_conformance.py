@@ -141,6 +141,18 @@ def test_the_model_cache_returns_what_was_put_last_and_clear_empties_it(stores):
     assert cache.clear() == 0
 
 
+def test_with_mongodb_none_of_these_records_is_kept_in_the_file(stores, store_kind):
+    stores.tokens.add(token("a1"))
+    stores.checkpoints.put("slack", "T1", "C1", Checkpoint("c", False, 1), T0)
+    stores.spend.record(SpendRow("judge", "m1", calls=1))
+    stores.spend.set_breaker(BreakerRow("judge", "open", 3, T0))
+    stores.model_cache.put("k1", "judge", "m1", "v")
+    tables = ("api_tokens", "backfill_checkpoints", "llm_spend", "llm_breakers", "llm_cache")
+    rows = {t: stores.db.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    # The control: the embedded stores keep each in the file.
+    assert rows == dict.fromkeys(tables, 1 if store_kind == "embedded" else 0)
+
+
 # ---- ReplayGuard: the file's, and Redis's (the server stack's) ----
 
 
