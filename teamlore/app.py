@@ -27,8 +27,9 @@ from teamlore.extras import require
 from teamlore.files.fetch import BearerFetcher, Fetcher
 from teamlore.files.sandbox import ReadLimits
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.protocols import FileRecord, RemoteFactBackend
+from teamlore.stores.protocols import FileRecord, RemoteFactBackend, ReplayGuard
 from teamlore.stores.redis.dirty_set import RedisDirtySet
+from teamlore.stores.redis.replay_guard import RedisReplayGuard
 from teamlore.timeutil import utc_now
 from teamlore.wiki.maintainer import WikiMaintainer
 from teamlore.wiki.writer import PageWriter, TemplateWriter
@@ -71,7 +72,7 @@ def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
 
 def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
-    pages, the audit log, review items and tombstones."""
+    pages, the audit log, review items, tombstones, tokens, checkpoints, model spend and cache."""
     if settings.mongo_url:
         require("mongo")
         from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
@@ -189,17 +190,27 @@ class Teamlore:
         self.composer: Composer | None = self._composer()  # None: the extractive composer
         self.pages = PageReader(self.stores.pages, self.wiki)
         self._producer: Producer | None = None
+        self._redis_guard: RedisReplayGuard | None = None
         self.push = PushDesk(
             secret=settings.push_secret,
             max_events=settings.push_max_events,
             max_bytes=settings.push_max_bytes,
             max_chars=settings.max_message_chars,
-            guard=self.stores.push_seen,
+            guard=self._replay_guard(),
             clock=clock,
             ingest=self._ingest_counts,
             transaction=self.stores.transaction,
             enqueue=self._enqueue if settings.redis_url else None,
         )
+
+    def _replay_guard(self) -> ReplayGuard:
+        """In the server stack (MongoDB and Redis) the push replay guard is Redis's, shared by every
+        API process; a push is then queued, so its claim is outside any transaction. Otherwise the
+        file keeps it (inline, the claim shares the ingest's transaction)."""
+        if not (self.settings.mongo_url and self.settings.redis_url):
+            return self.stores.push_seen
+        self._redis_guard = RedisReplayGuard.from_url(self.settings.redis_url)
+        return self._redis_guard
 
     def ingest(self, events: list[MessageEvent]) -> list[IngestResult]:
         """Apply events here, in this process (no Redis, or a caller that must wait for them); then
@@ -330,4 +341,6 @@ class Teamlore:
     def close(self) -> None:
         if self._redis_dirty is not None:
             self._redis_dirty.close()
+        if self._redis_guard is not None:
+            self._redis_guard.close()
         self.stores.close()

@@ -202,3 +202,42 @@ def test_with_redis_a_good_batch_goes_to_the_workers_queue(tmp_path, embedder):
             )
     finally:
         server.stop()
+
+
+def test_in_the_server_stack_a_push_accepted_by_one_api_process_is_refused_by_another(
+    tmp_path, embedder, nx_server
+):
+    """With MongoDB and Redis the replay guard is Redis's, shared by every API process, each with
+    its own data folder; the control, the same two without MongoDB, keeps the guard in each
+    process's file, so the second accepts the replay."""
+    from contextlib import ExitStack, contextmanager
+
+    from .mongo_server import drop_database, fresh_database
+
+    server = OwnRedis(tmp_path / "redis", aof=False).start()
+    database = fresh_database()
+    site = contextmanager(_site)
+    body = _body(_event(1))
+    try:
+        for mongo, second_status in (({"mongo_url": nx_server, "mongo_db": database}, 409), ({}, 200)):
+            with ExitStack() as stack:
+                a, b = (
+                    stack.enter_context(
+                        site(
+                            tmp_path / f"{name}{len(mongo)}",
+                            embedder,
+                            push_secret=SECRET,
+                            redis_url=server.url,
+                            **mongo,
+                        )
+                    )
+                    for name in ("a", "b")
+                )
+                assert a.send(body, key=f"k{len(mongo)}").status_code == 200
+                replay = b.send(body, key=f"k{len(mongo)}")
+                assert replay.status_code == second_status, replay.text
+                kept = 0 if mongo else 2  # key and signature in each file, or in neither
+                assert (a.counts()[2], b.counts()[2]) == (kept, kept)
+    finally:
+        drop_database(nx_server, database)
+        server.stop()

@@ -1,8 +1,11 @@
 """The server configuration: the SQLite file with MongoDB beside it for messages, channels, the
-audit log, review items, tombstones, pages, page versions and the routing index. Everything else
-stays where ``EmbeddedStores`` keeps it: facts in the SQLite file (or on Weaviate, through
-``use_facts``), vectors, the embedding cache, the ledger of applied events, tokens, checkpoints,
-the model cache and spend, and the dirty set (or Redis)."""
+audit log, review items, tombstones, pages, page versions and the routing index (written through
+the file's outbox), and for what no event's transaction touches: API tokens, backfill
+checkpoints and high-water marks, the model spend ledger and breaker states, and the model cache
+(written straight to MongoDB). Everything else stays where ``EmbeddedStores`` keeps it: facts in
+the SQLite file (or on Weaviate, through ``use_facts``), vectors, the embedding cache, the ledger
+of applied events, the push replay guard (Redis when configured, see ``teamlore.app``) and the
+dirty set (or Redis)."""
 
 from __future__ import annotations
 
@@ -10,22 +13,29 @@ from pathlib import Path
 
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
+from teamlore.stores.embedded.tokens import EmbeddedTokenStore
 from teamlore.stores.hashing import KeyedAuditLog
 from teamlore.stores.mongo.audit import MongoAuditLog
 from teamlore.stores.mongo.journal import WriteJournal
+from teamlore.stores.mongo.llm import MongoModelCache, MongoSpendLedger
 from teamlore.stores.mongo.messages import MongoMessageStore
+from teamlore.stores.mongo.operational import MongoCheckpointStore, MongoTokenStore
 from teamlore.stores.mongo.pages import MongoPageStore
 from teamlore.stores.mongo.review import MongoReviewQueue, MongoTombstones
 from teamlore.stores.mongo.runtime import MongoRuntime
 from teamlore.stores.mongo.schema import ensure_schema
+from teamlore.stores.protocols import Checkpoint
+from teamlore.timeutil import from_micros
 
 
 class MongoStores(EmbeddedStores):
     """``EmbeddedStores`` with MongoDB holding what the design gives it.
 
-    ``transaction`` is still the SQLite file's; Mongo writes made inside one follow its commit
-    (see ``journal``). Opening connects, creates the indexes, checks the schema version and
-    applies any writes a previous process committed but did not get to MongoDB.
+    ``transaction`` is still the SQLite file's; the journaled stores' writes made inside one follow
+    its commit (see ``journal``), while tokens, checkpoints, spend and the model cache write at once.
+    Opening connects, creates the indexes, checks the schema version, applies any writes a
+    previous process committed but did not get to MongoDB, and adopts the file's old tokens and
+    checkpoints (``adopt_file_records``).
     """
 
     def __init__(
@@ -41,8 +51,13 @@ class MongoStores(EmbeddedStores):
             self.review = MongoReviewQueue(self.runtime, self.journal)
             self.tombstones = MongoTombstones(self.runtime, self.journal)
             self.pages = MongoPageStore(self.runtime, self.journal)
+            self.tokens = MongoTokenStore(self.runtime)
+            self.checkpoints = MongoCheckpointStore(self.runtime)
+            self.spend = MongoSpendLedger(self.runtime)
+            self.model_cache = MongoModelCache(self.runtime)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
+            adopt_file_records(self)
         except BaseException:
             self.close()
             raise
@@ -52,4 +67,25 @@ class MongoStores(EmbeddedStores):
         super().close()
 
 
-__all__ = ["MongoStores"]
+def adopt_file_records(stores: MongoStores) -> int:
+    """Copy the tokens and checkpoints an older Teamlore kept in this SQLite file into MongoDB,
+    each only if MongoDB has none under its key (so running it again, or in several processes,
+    copies nothing twice and never undoes a later revocation). Without it an upgrade would lock
+    out every token and restart every backfill. Spend counts and the model cache start afresh."""
+    copied = 0
+    for record in EmbeddedTokenStore(stores.db).all():
+        if stores.tokens.get(record.token_id) is None:
+            stores.tokens.add(record)
+            copied += 1
+    rows = stores.db.conn.execute(
+        "SELECT platform, workspace, channel, cursor, done, fetched, updated_at FROM backfill_checkpoints"
+    ).fetchall()
+    for platform, workspace, channel, cursor, done, fetched, updated_at in rows:
+        if stores.checkpoints.get(platform, workspace, channel) is None:
+            checkpoint = Checkpoint(cursor, bool(done), fetched)
+            stores.checkpoints.put(platform, workspace, channel, checkpoint, from_micros(updated_at))
+            copied += 1
+    return copied
+
+
+__all__ = ["MongoStores", "adopt_file_records"]

@@ -24,12 +24,17 @@ from teamlore.stores.embedded.wiki import EmbeddedDirtySet, EmbeddedPageStore
 from teamlore.stores.hashing import KeyedAuditLog, text_key
 from teamlore.stores.protocols import (
     BlobStore,
+    CheckpointStore,
     FactBackend,
     FileStore,
     MessageStore,
+    ModelCache,
     PageStore,
     RemoteFactBackend,
+    ReplayGuard,
     ReviewQueue,
+    SpendLedger,
+    TokenStore,
     Tombstones,
 )
 
@@ -53,11 +58,11 @@ class EmbeddedStores:
         self.tombstones: Tombstones = EmbeddedTombstones(self.db)
         self.pages: PageStore = EmbeddedPageStore(self.db)
         self.dirty = EmbeddedDirtySet(self.db)
-        self.spend = EmbeddedSpendLedger(self.db)
-        self.model_cache = EmbeddedModelCache(self.db)
-        self.tokens = EmbeddedTokenStore(self.db)
-        self.push_seen = EmbeddedReplayGuard(self.db)
-        self.checkpoints = EmbeddedCheckpointStore(self.db)
+        self.spend: SpendLedger = EmbeddedSpendLedger(self.db)
+        self.model_cache: ModelCache = EmbeddedModelCache(self.db)
+        self.tokens: TokenStore = EmbeddedTokenStore(self.db)
+        self.push_seen: ReplayGuard = EmbeddedReplayGuard(self.db)
+        self.checkpoints: CheckpointStore = EmbeddedCheckpointStore(self.db)
         # Shared files: their state in the file, their bytes in a folder beside it (docs/files.md).
         self.files: FileStore = EmbeddedFileStore(self.db)
         self.blobs: BlobStore = FolderBlobStore.beside(self.db.path)

@@ -18,6 +18,13 @@
     page_routes    the routing index; _id = "page<US>section<US>fact"  unique (page_id, section_key,
                    (an upsert on _id is cheap)                       fact_id); (fact_id)
     counters       _id = name; value ($inc)
+    api_tokens     _id = token id; the secret's SHA-256, never the    (workspace, created_at)
+                   secret
+    backfill_checkpoints  _id = "platform<US>ws<US>channel": a      (_id only)
+                   backfill's cursor, a high-water mark
+    llm_spend      _id = "role<US>model"; counts ($inc)              (_id only)
+    llm_breakers   _id = role; the breaker's last published state   (_id only)
+    llm_cache      _id = hash of prompt version, model and content  (_id only)
     meta           _id = "schema"; version
 
 Times are BSON datetimes (UTC, milliseconds) with the sub-millisecond rest in a ``<name>_us``
@@ -59,6 +66,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     ],
     "pages": [IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("slug", ASCENDING)])],
     "page_versions": [IndexModel([("page_id", ASCENDING), ("version", ASCENDING)])],
+    "api_tokens": [IndexModel([("workspace", ASCENDING), ("created_at", ASCENDING)])],
     "page_routes": [
         IndexModel([("page_id", ASCENDING), ("section_key", ASCENDING), ("fact_id", ASCENDING)], unique=True),
         IndexModel([("fact_id", ASCENDING)]),
