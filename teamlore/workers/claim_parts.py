@@ -257,6 +257,37 @@ class Parts:
     def word_set(self) -> frozenset[str]:
         return frozenset(self.words)
 
+    # What ``rereading`` asks of one statement, read once: each statement meets up to 16 others.
+
+    @functools.cached_property
+    def shorthand(self) -> tuple[str, ...]:
+        """Short lower-case words that may stand for words spelled out elsewhere ("mtg", "qp")."""
+        return tuple(
+            w
+            for w in self.words
+            if 2 <= len(core := w[:-1] if w.endswith("s") and len(w) > 3 else w) <= 4
+            and core.isalpha()
+            and w not in FILLER
+            and w not in self.capitalised
+            and core not in self.acronyms
+        )
+
+    @functools.cached_property
+    def counts_in_words(self) -> dict[str, str]:
+        """Number words said as a count, before a word that is not filler ("two weeks", "one qa
+        contractor"; not "one of", "no one"). Read only: shared by every pair."""
+        found = {}
+        for i, word in enumerate(self.words):
+            following = self.words[i + 1] if i + 1 < len(self.words) else ""
+            if word in NUMBER_WORDS and following[:1].isalpha() and following not in FILLER:
+                found[word] = str(NUMBER_WORDS[word])
+        return found
+
+    @functools.cached_property
+    def short_hours(self) -> frozenset[str]:
+        """Words like "12h"."""
+        return frozenset(w for w in self.words if re.fullmatch(r"\d{1,2}h", w))
+
 
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("’", "'").replace("‘", "'")

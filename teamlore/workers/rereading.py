@@ -7,8 +7,6 @@ reading of one statement and returns it re-read; nothing here reads a statement 
 
 from __future__ import annotations
 
-import re
-
 from teamlore.workers.claim_parts import FILLER, NUMBER_WORDS, Parts, Split, _time, stem, value_kind
 
 
@@ -37,24 +35,13 @@ def spelled_out(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
     return mine
 
 
-def _counts_in_words(parts: Parts) -> dict[str, str]:
-    """Number words said as a count, before a word that is not filler ("two weeks", "one qa
-    contractor"; not "one of", "no one")."""
-    found = {}
-    for i, word in enumerate(parts.words):
-        following = parts.words[i + 1] if i + 1 < len(parts.words) else ""
-        if word in NUMBER_WORDS and following[:1].isalpha() and following not in FILLER:
-            found[word] = str(NUMBER_WORDS[word])
-    return found
-
-
 def counted_in_words(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split:
     """A count said in words is a number where the other statement says a count too ("Sprint
     length is two weeks." / "we're doing 3-week sprints"; "two security guards" / "down to one")."""
-    said = {w: n for w, n in _counts_in_words(parts).items() if w in mine.subject}
+    said = {w: n for w, n in parts.counts_in_words.items() if w in mine.subject}
     if not said or "number" in mine.values:
         return mine
-    if not ("number" in theirs.values or theirs.qualifiers or _counts_in_words(other)):
+    if not ("number" in theirs.values or theirs.qualifiers or other.counts_in_words):
         return mine
     values = dict(mine.values)
     values["number"] = frozenset(said.values())
@@ -102,10 +89,10 @@ def _number(word: str) -> str:
 def hours_alike(mine: Split, parts: Parts, other: Parts) -> Split:
     """ "12h" is twelve hours, not noon, where the other statement counts hours ("Ticket SLA for
     P2 is 8 hours." / "p2 sla 12h")."""
-    if not any(w in _HOURS and _number(n) for n, w in zip(other.words, other.words[1:], strict=False)):
-        return mine
-    said = {w for w in parts.words if re.fullmatch(r"\d{1,2}h", w)}
+    said = parts.short_hours
     if not said:
+        return mine
+    if not any(w in _HOURS and _number(n) for n, w in zip(other.words, other.words[1:], strict=False)):
         return mine
     times = mine.values.get("time", frozenset()) - {_time(w) for w in said}
     values = {k: v for k, v in mine.values.items() if k != "time"}
@@ -181,13 +168,13 @@ def abbreviated(mine: Split, parts: Parts, other: Parts, theirs: Split) -> Split
     """A short word in lower case stands for the words the other statement spells out ("lab mtg"
     / "The lab meeting", "qp session" / "The quarterly planning session")."""
     # A number between two words breaks their initials ("allows 6 people" is no "cap").
+    # (``Parts.shorthand``: capitals are ``spelled_out``'s, or a name, "Argo CD".)
+    if not parts.shorthand:
+        return mine
     content = [w for w in other.words if w not in FILLER]
-    for word in parts.words:
+    for word in parts.shorthand:
         core = word[:-1] if word.endswith("s") and len(word) > 3 else word
-        if not 2 <= len(core) <= 4 or not core.isalpha() or word in other.words or word in FILLER:
-            continue
-        # Capitals are ``spelled_out``'s, or a name ("Argo CD").
-        if stem(word) not in mine.subject or word in parts.capitalised or core in parts.acronyms:
+        if word in other.word_set or stem(word) not in mine.subject:
             continue
         spelled = _stands_for(core, content)
         if not spelled or any(w.startswith(core) for w in spelled):
