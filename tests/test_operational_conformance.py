@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,32 +15,14 @@ import pytest
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import BreakerRow, Checkpoint, ReplayGuard, SpendRow, TokenRecord
 
-from .conftest import STORE_KINDS
+from . import test_store_conformance as _conformance
 from .mongo_server import drop_database, fresh_database
 
 REDIS_URL = "redis://127.0.0.1:6379/0"  # the machine's Redis; every test a key prefix of its own
-T0 = datetime(2026, 1, 5, 10, 0, 0, 123456, tzinfo=UTC)  # microseconds: stores keep them exactly
-
-
-@pytest.fixture(params=STORE_KINDS)
-def store_kind(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-def stores(tmp_path: Path, mongo_url: str | None) -> Iterator[EmbeddedStores]:
-    if mongo_url is None:
-        bundle = EmbeddedStores(tmp_path / "s.sqlite3")
-        yield bundle
-        bundle.close()
-        return
-    from teamlore.stores.with_mongo import MongoStores
-
-    database = fresh_database()
-    bundle = MongoStores(tmp_path / "s.sqlite3", mongo_url, database, timeout_s=5)
-    yield bundle
-    bundle.close()
-    drop_database(mongo_url, database)
+T0 = _conformance.T0
+# The same store bundles as the other conformance suite: one per kind (embedded, nx-27017, ...).
+store_kind = _conformance.store_kind
+stores = _conformance.stores
 
 
 def token(token_id: str, workspace: str = "T1", at: datetime = T0, **changes: object) -> TokenRecord:
