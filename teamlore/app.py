@@ -24,7 +24,13 @@ from teamlore.errors import ConfigurationError
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
 from teamlore.extras import require
-from teamlore.files.fetch import BearerFetcher, Fetcher
+from teamlore.files.fetch import (
+    Fetcher,
+    LinkFetcher,
+    discord_source,
+    mattermost_source,
+    slack_source,
+)
 from teamlore.files.sandbox import ReadLimits
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import FileRecord, RemoteFactBackend, ReplayGuard
@@ -83,12 +89,19 @@ def open_stores(settings: Settings) -> EmbeddedStores:
 
 
 def file_fetchers(settings: Settings) -> dict[str, Fetcher]:
-    """How each platform's file links are fetched: with its token, when one is configured."""
-    fetchers: dict[str, Fetcher] = {}
+    """How each platform's file links are fetched: with its token, when it needs one and one is
+    configured (``files/fetch.py`` holds the rule: which origins, and where a token may go)."""
+    timeout = settings.file_fetch_timeout_s
+    fetchers: dict[str, Fetcher] = {
+        "discord": LinkFetcher(discord_source(settings.discord_file_origins), timeout)
+    }
     if settings.slack_bot_token:
-        fetchers["slack"] = BearerFetcher.for_slack(
-            settings.slack_bot_token, settings.slack_api_url, settings.file_fetch_timeout_s
+        fetchers["slack"] = LinkFetcher(
+            slack_source(settings.slack_bot_token, settings.slack_api_url), timeout
         )
+    if settings.mattermost_token and settings.mattermost_url:
+        source = mattermost_source(settings.mattermost_token, settings.mattermost_url)
+        fetchers["mattermost"] = LinkFetcher(source, timeout)
     return fetchers
 
 

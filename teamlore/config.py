@@ -223,6 +223,11 @@ class Settings(BaseSettings):
     discord_backfill_on_join: bool = Field(
         True, description="Backfill every channel the bot can read when it joins a server."
     )
+    discord_file_origins: str = Field(
+        "https://cdn.discordapp.com,https://media.discordapp.net",
+        description="Comma-separated origins shared Discord files are fetched from (no token); "
+        "a link to any other host is not fetched.",
+    )
 
     # Microsoft Teams (docs/connectors/teams.md).
     teams_app_id: str = Field(
