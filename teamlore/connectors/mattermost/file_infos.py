@@ -1,0 +1,40 @@
+"""A post's files named in full: ``file_ids`` completed from ``GET /api/v4/files/{id}/info``.
+
+A post carries its files twice: ``file_ids`` and, in ``metadata.files``, each file's FileInfo
+(name, type, size). A post without that metadata (an older server, a client that strips it)
+would lose its files: each id without a FileInfo is looked up, so the file is recorded and read
+like any other. An id that cannot be looked up is left out with a warning; the post is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx
+from mattermostautodriver import TypedDriver
+from mattermostautodriver.exceptions import InvalidMattermostError
+
+log = logging.getLogger(__name__)
+
+
+def with_file_infos(post: dict[str, Any], driver: TypedDriver) -> dict[str, Any]:
+    """``post``, its ``metadata.files`` holding a FileInfo for every id of ``file_ids``."""
+    ids = post.get("file_ids")
+    metadata = post.get("metadata") if isinstance(post.get("metadata"), dict) else {}
+    known = metadata.get("files") if isinstance(metadata.get("files"), list) else []
+    have = {f.get("id") for f in known if isinstance(f, dict)}
+    missing = [i for i in ids if isinstance(i, str) and i and i not in have] if isinstance(ids, list) else []
+    if not missing:
+        return post
+    found = [info for file_id in missing if (info := _info(driver, file_id, post.get("id"))) is not None]
+    return {**post, "metadata": {**metadata, "files": [*known, *found]}}
+
+
+def _info(driver: TypedDriver, file_id: str, post_id: Any) -> dict[str, Any] | None:
+    try:
+        info = driver.files.get_file_info(file_id)
+    except (httpx.HTTPError, InvalidMattermostError) as exc:
+        log.warning("post %s: file %s not looked up (%s); the post is kept without it", post_id, file_id, exc)
+        return None
+    return info if isinstance(info, dict) else None
