@@ -20,9 +20,12 @@ log = logging.getLogger(__name__)
 
 def with_file_infos(post: dict[str, Any], driver: TypedDriver) -> dict[str, Any]:
     """``post``, its ``metadata.files`` holding a FileInfo for every id of ``file_ids``."""
-    ids = post.get("file_ids")
-    metadata = post.get("metadata") if isinstance(post.get("metadata"), dict) else {}
-    known = metadata.get("files") if isinstance(metadata.get("files"), list) else []
+    ids, metadata = post.get("file_ids"), post.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
+    known = metadata.get("files")
+    if not isinstance(known, list):
+        known = []
     have = {f.get("id") for f in known if isinstance(f, dict)}
     missing = [i for i in ids if isinstance(i, str) and i and i not in have] if isinstance(ids, list) else []
     if not missing:
