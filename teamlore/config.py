@@ -242,6 +242,11 @@ class Settings(BaseSettings):
     teams_graph_url: str = Field(
         "https://graph.microsoft.com/v1.0", description="Microsoft Graph base URL (channel history)."
     )
+    teams_file_origins: str = Field(
+        "https://*.sharepoint.com",
+        description="Comma-separated origins Graph's file downloads may redirect to, fetched with no "
+        "token (*. names every subdomain); Graph itself gets the app token.",
+    )
     teams_team_id: str = Field(
         "", description="Default team (its group id) for a Teams backfill given only a channel id."
     )

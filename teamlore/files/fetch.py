@@ -16,6 +16,10 @@ So no link and no redirect can make Teamlore hand a token to another server, or 
 - Discord: the attachment's ``url`` on Discord's CDN (``TEAMLORE_DISCORD_FILE_ORIGINS``), no
   token: the links are signed.
 - Mattermost: ``{server}/api/v4/files/{id}`` with the bot token, the server's origin only.
+- Microsoft Teams: the SharePoint/OneDrive link is never fetched itself; Graph is asked for the
+  item it names (``/shares/u!{link}/driveItem/content``) with the app token, sent to Graph's
+  origin only, and Graph's redirect to the pre-authenticated download (``*.sharepoint.com``,
+  ``TEAMLORE_TEAMS_FILE_ORIGINS``) is followed without it.
 
 Every failure is one line in ``FetchFailed``; it is recorded on the file and tried again by
 re-index when ``retry`` says trying later may help.
@@ -23,16 +27,18 @@ re-index when ``retry`` says trying later may help.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import base64
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 import httpx
 
-from teamlore.errors import FetchFailed
+from teamlore.errors import FetchFailed, TeamloreError
 
 SLACK_FILE_ORIGINS = ("https://files.slack.com",)
 DISCORD_FILE_ORIGINS = ("https://cdn.discordapp.com", "https://media.discordapp.net")
+TEAMS_FILE_ORIGINS = ("https://*.sharepoint.com",)
 MAX_REDIRECTS = 3
 
 
@@ -45,9 +51,10 @@ class FileSource:
     """Where one platform's files may be fetched from, and with what."""
 
     platform: str
-    origins: frozenset[str]  # where a file link, or a redirect, may lead
-    token: str = ""
-    token_origins: frozenset[str] = frozenset()  # the only origins the token is sent to
+    # Where a file link, or a redirect, may lead; ``https://*.example.com`` names every subdomain.
+    origins: frozenset[str]
+    token: str | Callable[[], str] = ""  # a string, or what returns a current one (Graph's)
+    token_origins: frozenset[str] = frozenset()  # the only origins the token is sent to (exact)
     refused: str = "the token cannot read it"  # what a 401/403 means here
     sign_in_page: str = ""  # what an HTML answer means, when it is a sign-in page (Slack), not a file
 
@@ -67,6 +74,29 @@ def origin_of(url: str) -> str:
 
 def origins(urls: Iterable[str]) -> frozenset[str]:
     return frozenset(found for url in urls if (found := origin_of(url.strip())))
+
+
+def allowed(origin: str, patterns: frozenset[str]) -> bool:
+    """``origin`` is one of ``patterns``, or under a ``scheme://*.domain`` one (a subdomain)."""
+    if not origin:
+        return False
+    if origin in patterns:
+        return True
+    scheme, _, host = origin.partition("://")
+    return any(
+        p.startswith(f"{scheme}://*.") and host.endswith(p.removeprefix(f"{scheme}://*")) for p in patterns
+    )
+
+
+def _patterns(urls: Iterable[str]) -> frozenset[str]:
+    """Origins, keeping a ``*.`` subdomain pattern as it is (lower case, no path)."""
+    found = set()
+    for url in (u.strip().lower().rstrip("/") for u in urls):
+        if "://*." in url and "/" not in url.partition("://")[2]:
+            found.add(url)
+        elif origin := origin_of(url):
+            found.add(origin)
+    return frozenset(found)
 
 
 def slack_source(token: str, api_url: str) -> FileSource:
@@ -89,6 +119,15 @@ def mattermost_source(token: str, server_url: str) -> FileSource:
     return FileSource("Mattermost", server, token, server, refused)
 
 
+def teams_source(token: Callable[[], str], graph_url: str, download_origins: str) -> FileSource:
+    """Graph, with the app token, and the origins its downloads redirect to (comma-separated),
+    fetched with no token."""
+    graph = origins([graph_url])
+    redirects = _patterns(download_origins.split(","))
+    refused = "the app cannot read it (Graph permission Files.Read.All or Sites.Read.All)"
+    return FileSource("Microsoft Graph", graph | redirects, token, graph, refused)
+
+
 class LinkFetcher:
     """GET a file link under its ``FileSource``'s rule; streamed, stopped past ``max_bytes``."""
 
@@ -97,14 +136,14 @@ class LinkFetcher:
 
     def fetch(self, url: str, max_bytes: int) -> bytes:
         source = self._source
-        if origin_of(url) not in source.origins:
+        if not allowed(origin_of(url), source.origins):
             raise FetchFailed(f"not a {source.platform} file link ({_host(url)})", retry=False)
         for _ in range(MAX_REDIRECTS + 1):
             found = self._get(url, max_bytes)
             if isinstance(found, bytes):
                 return found
             url = found
-            if origin_of(url) not in source.origins:
+            if not allowed(origin_of(url), source.origins):
                 raise FetchFailed(
                     f"{source.platform} redirected the download to another server ({_host(url)});"
                     " not followed",
@@ -117,7 +156,7 @@ class LinkFetcher:
         source = self._source
         headers = {}
         if source.token and origin_of(url) in source.token_origins:
-            headers["Authorization"] = f"Bearer {source.token}"
+            headers["Authorization"] = f"Bearer {_current(source)}"
         try:
             with httpx.stream(
                 "GET", url, headers=headers, timeout=self._timeout, follow_redirects=False
@@ -128,6 +167,33 @@ class LinkFetcher:
                 return _read(answer, max_bytes)
         except httpx.HTTPError as exc:
             raise FetchFailed(f"cannot fetch from {_host(url)}: {type(exc).__name__}: {exc}"[:300]) from None
+
+
+def _current(source: FileSource) -> str:
+    if isinstance(source.token, str):
+        return source.token
+    try:
+        return source.token()
+    except TeamloreError as exc:  # no token now (the sign-in service down, a wrong secret)
+        raise FetchFailed(f"{source.platform}: {exc}") from None
+
+
+class GraphFileFetcher:
+    """A Teams file by its SharePoint/OneDrive link: the link only names the item to Graph."""
+
+    def __init__(self, source: FileSource, graph_url: str, timeout_s: float) -> None:
+        self._graph = graph_url.rstrip("/")
+        self._links = LinkFetcher(source, timeout_s)
+
+    def fetch(self, url: str, max_bytes: int) -> bytes:
+        if not origin_of(url).startswith("https://"):
+            raise FetchFailed(f"not a SharePoint or OneDrive link ({_host(url)})", retry=False)
+        return self._links.fetch(f"{self._graph}/shares/{share_id(url)}/driveItem/content", max_bytes)
+
+
+def share_id(url: str) -> str:
+    """Graph's id of a sharing link: ``u!`` and the link in unpadded base64url."""
+    return "u!" + base64.urlsafe_b64encode(url.encode()).decode("ascii").rstrip("=")
 
 
 def _host(url: str) -> str:

@@ -32,6 +32,7 @@ _SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREA
 _TOKENS = {
     "slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)",
     "mattermost": "Mattermost server and bot token (TEAMLORE_MATTERMOST_URL, TEAMLORE_MATTERMOST_TOKEN)",
+    "teams": "Teams app for Graph (TEAMLORE_TEAMS_APP_ID, _APP_PASSWORD, _TENANT_ID; Files.Read.All)",
 }
 
 
