@@ -16,6 +16,9 @@ from mattermostautodriver import TypedDriver
 from mattermostautodriver.exceptions import InvalidMattermostError
 
 log = logging.getLogger(__name__)
+# Mattermost attaches at most 10 files to a post; more ids than that are not looked up (a forged
+# post cannot make the connector call the server once per id).
+MAX_FILES = 10
 
 
 def with_file_infos(post: dict[str, Any], driver: TypedDriver) -> dict[str, Any]:
@@ -27,7 +30,8 @@ def with_file_infos(post: dict[str, Any], driver: TypedDriver) -> dict[str, Any]
     if not isinstance(known, list):
         known = []
     have = {f.get("id") for f in known if isinstance(f, dict)}
-    missing = [i for i in ids if isinstance(i, str) and i and i not in have] if isinstance(ids, list) else []
+    listed = ids[:MAX_FILES] if isinstance(ids, list) else []
+    missing = [i for i in listed if isinstance(i, str) and i and i not in have]
     if not missing:
         return post
     found = [info for file_id in missing if (info := _info(driver, file_id, post.get("id"))) is not None]
