@@ -24,8 +24,17 @@ from teamlore.errors import ConfigurationError
 from teamlore.extraction import Extractor, OfflineExtractor
 from teamlore.extraction.offline import TRAINED_WITH
 from teamlore.extras import require
-from teamlore.files.fetch import BearerFetcher, Fetcher
+from teamlore.files.fetch import (
+    Fetcher,
+    GraphFileFetcher,
+    LinkFetcher,
+    discord_source,
+    mattermost_source,
+    slack_source,
+    teams_source,
+)
 from teamlore.files.sandbox import ReadLimits
+from teamlore.graph_token import TokenProvider, client_credentials_token
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import FileRecord, RemoteFactBackend, ReplayGuard
 from teamlore.stores.redis.dirty_set import RedisDirtySet
@@ -82,13 +91,27 @@ def open_stores(settings: Settings) -> EmbeddedStores:
     return EmbeddedStores(settings.db_path, settings.hash_secret)
 
 
-def file_fetchers(settings: Settings) -> dict[str, Fetcher]:
-    """How each platform's file links are fetched: with its token, when one is configured."""
-    fetchers: dict[str, Fetcher] = {}
+def file_fetchers(settings: Settings, graph_token: TokenProvider | None = None) -> dict[str, Fetcher]:
+    """How each platform's file links are fetched: with its token, when it needs one and one is
+    configured (``files/fetch.py`` holds the rule: which origins, and where a token may go).
+    ``graph_token``: Graph's app token other than from the Teams app settings (tests)."""
+    timeout = settings.file_fetch_timeout_s
+    fetchers: dict[str, Fetcher] = {
+        "discord": LinkFetcher(discord_source(settings.discord_file_origins), timeout)
+    }
     if settings.slack_bot_token:
-        fetchers["slack"] = BearerFetcher.for_slack(
-            settings.slack_bot_token, settings.slack_api_url, settings.file_fetch_timeout_s
+        fetchers["slack"] = LinkFetcher(
+            slack_source(settings.slack_bot_token, settings.slack_api_url), timeout
         )
+    if settings.mattermost_token and settings.mattermost_url:
+        source = mattermost_source(settings.mattermost_token, settings.mattermost_url)
+        fetchers["mattermost"] = LinkFetcher(source, timeout)
+    s = settings
+    if graph_token is None and s.teams_app_id and s.teams_app_password and s.teams_tenant_id:
+        graph_token = client_credentials_token(s.teams_tenant_id, s.teams_app_id, s.teams_app_password)
+    if graph_token is not None:
+        graph = teams_source(graph_token, s.teams_graph_url, s.teams_file_origins)
+        fetchers["teams"] = GraphFileFetcher(graph, s.teams_graph_url, timeout)
     return fetchers
 
 

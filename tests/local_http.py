@@ -1,7 +1,8 @@
-"""A real HTTP server on localhost for platform APIs (Discord REST, Microsoft Graph) in tests.
+"""A real HTTP server on localhost for platform APIs (Discord REST and CDN, Microsoft Graph) in tests.
 
 The test supplies a handler ``(request) -> Response``; the server records every request, so a test
 can assert what the connector asked for (paths, query strings, headers) as well as what it did.
+A ``bytes`` body is served as it is (a file), any other body as JSON.
 """
 
 from __future__ import annotations
@@ -64,11 +65,18 @@ class LocalServer:
                 )
                 server.requests.append(request)
                 response = server.handler(request)
-                payload = b"" if response.body is None else json.dumps(response.body).encode()
+                raw_bytes = isinstance(response.body, bytes)  # a file, served as it is
+                if raw_bytes:
+                    payload = response.body
+                else:
+                    payload = b"" if response.body is None else json.dumps(response.body).encode()
                 self.send_response(response.status)
                 for key, value in response.headers.items():
                     self.send_header(key, value)
-                self.send_header("Content-Type", "application/json")
+                if "Content-Type" not in response.headers:
+                    self.send_header(
+                        "Content-Type", "application/octet-stream" if raw_bytes else "application/json"
+                    )
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

@@ -308,3 +308,37 @@ def test_a_wrong_token_is_refused_with_a_clear_error(mm, tmp_path, embedder):
             runner.backfill(lore, "town", say=lambda _: None)
     finally:
         lore.close()
+
+
+def test_a_post_with_file_ids_only_gets_its_files_named_and_read(listener, mm, mm_lore):
+    from . import files_made as made
+    from .test_shared_files import BUDGET_PAGES
+
+    mm.share("f1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    bare = post("p1", "Here is the Falcon report.", file_ids=["f1", "gone"])  # no metadata.files
+
+    listen(listener, mm, [posted(bare)])
+
+    (ref,) = mm_lore.search_media_references(Scope(WS, ["town"]), "report")
+    assert (ref.name, ref.size, ref.status) == ("report.pdf", mm.files["f1"][0]["size"], "extracted")
+    assert mm.downloads == [("/api/v4/files/f1", f"Bearer {TOKEN}")]
+    found = mm_lore.reader.search("Falcon launch budget", Scope(WS, ["town"]), k=5)
+    assert "report.pdf, p. 2" in {s.file_ref for hit in found.hits for s in hit.sources}
+    assert mm_lore.stores.messages.get_message(WS, "town", "p1").text == "Here is the Falcon report."
+
+
+def test_a_backfill_reads_the_files_of_the_posts_it_takes(mm, mm_lore):
+    from . import files_made as made
+    from .test_shared_files import BUDGET_PAGES
+
+    info = mm.share("f1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    mm.posts["town"] = [
+        post("b1", "Here is the Falcon report.", file_ids=["f1"], metadata={"files": [info]}),
+        post("b2", "And the copy without its metadata.", at=JAN5_MS + 60_000, file_ids=["f1"]),
+    ]
+
+    assert runner.backfill(mm_lore, "town", say=lambda _: None).done
+
+    refs = mm_lore.search_media_references(Scope(WS, ["town"]), "report")
+    assert sorted((r.message_id, r.status) for r in refs) == [("b1", "extracted"), ("b2", "extracted")]
+    assert mm.downloads == [("/api/v4/files/f1", f"Bearer {TOKEN}")] * 2

@@ -259,9 +259,9 @@ def test_the_bot_token_goes_to_slack_only_and_a_sign_in_page_is_no_file(tmp_path
     wrong = open_lore(tmp_path / "wrong", embedder, clock, slack)
     wrong.settings.slack_bot_token  # noqa: B018 - the same settings, another token below
     try:
-        from teamlore.files.fetch import BearerFetcher
+        from teamlore.files.fetch import LinkFetcher, slack_source
 
-        wrong.files.fetchers = {"slack": BearerFetcher.for_slack("xoxb-other", slack.base_url, 5)}
+        wrong.files.fetchers = {"slack": LinkFetcher(slack_source("xoxb-other", slack.base_url), 5)}
         chat = Chat(wrong, slack)
         report = slack.share("F1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
         elsewhere = {**report, "id": "F9", "url_private": "http://127.0.0.2:9/files-pri/T1-F9/x.pdf"}

@@ -29,7 +29,11 @@ log = logging.getLogger(__name__)
 _STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
 _SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
 # What a platform's files need to be fetched (``app.file_fetchers`` builds the fetchers).
-_TOKENS = {"slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)"}
+_TOKENS = {
+    "slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)",
+    "mattermost": "Mattermost server and bot token (TEAMLORE_MATTERMOST_URL, TEAMLORE_MATTERMOST_TOKEN)",
+    "teams": "Teams app for Graph (TEAMLORE_TEAMS_APP_ID, _APP_PASSWORD, _TENANT_ID; Files.Read.All)",
+}
 
 
 @dataclass

@@ -158,9 +158,12 @@ def _event(message: Any, channel: Mapping[str, Any], max_chars: int) -> Any:
 def _attachment(data: Mapping[str, Any]) -> dict[str, Any]:
     name = str(data.get("fileName") or "")
     size = data.get("fileSizeBytes")
+    url = str(data.get("url") or "")
     return {
         "name": name,
         "mime_type": mimetypes.guess_type(name)[0] or "",
         "size": size if isinstance(size, int) else None,
-        "url": str(data.get("url") or ""),
+        "url": url,
+        # A CDN link is fetched like a live one; a path to media saved beside the export is not yet.
+        "download_url": url if url.startswith(("https://", "http://")) else "",
     }

@@ -103,8 +103,15 @@ def deleted(
 
 
 def attachments_of(message: discord.Message) -> list[dict[str, Any]]:
+    # The CDN link is also where the bytes are fetched (no token: Discord signs its links).
     return [
-        {"name": a.filename, "mime_type": a.content_type or "", "size": a.size, "url": a.url}
+        {
+            "name": a.filename,
+            "mime_type": a.content_type or "",
+            "size": a.size,
+            "url": a.url,
+            "download_url": a.url,
+        }
         for a in message.attachments
     ]
 

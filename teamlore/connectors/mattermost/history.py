@@ -21,6 +21,7 @@ from mattermostautodriver import TypedDriver
 from mattermostautodriver.exceptions import InvalidMattermostError, ResourceNotFound, TooManyRequests
 
 from teamlore.connectors.backfill import START, Page, RateLimited
+from teamlore.connectors.mattermost.file_infos import with_file_infos
 from teamlore.connectors.mattermost.posts import MattermostChannel, PostContext, is_system, post_event
 from teamlore.domain import EventKind, Message, MessageEvent
 from teamlore.errors import BackendUnavailable, InvalidInput
@@ -93,9 +94,10 @@ class MattermostHistory:
             return None  # nor are the questions put to it
         try:
             author = str(post.get("user_id") or "")
+            deleted = bool(post.get("delete_at"))
             return post_event(
-                post,
-                EventKind.DELETED if post.get("delete_at") else EventKind.CREATED,
+                post if deleted else with_file_infos(post, self._driver),
+                EventKind.DELETED if deleted else EventKind.CREATED,
                 self._channel,
                 self._author_name(author),
                 self._team_name,

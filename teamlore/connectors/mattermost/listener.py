@@ -27,6 +27,7 @@ from teamlore.app import Teamlore
 from teamlore.connectors.answering import ChannelAnswerer, markdown_link
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.mattermost.directory import MattermostDirectory, channel_from
+from teamlore.connectors.mattermost.file_infos import with_file_infos
 from teamlore.connectors.mattermost.posts import (
     VISIBILITY_BY_TYPE,
     MattermostChannel,
@@ -128,6 +129,8 @@ class MattermostListener:
             return
         name = str(data.get("sender_name") or "").removeprefix("@") or self.directory.person(author).name
         team = self.directory.team_name(channel.team_id or str(data.get("team_id") or ""))
+        if kind is not EventKind.DELETED:
+            post = with_file_infos(post, self._driver)
         self._sink.deliver([post_event(post, kind, channel, name, team, self.context)])
 
     def _channel(self, post: Mapping[str, Any], data: Mapping[str, Any]) -> MattermostChannel:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from teamlore.domain import EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import InvalidInput
@@ -107,12 +108,19 @@ def _files(post: Mapping[str, Any], server_url: str) -> list[dict[str, Any]]:
         if not isinstance(file, dict) or not isinstance(file.get("name"), str) or not file["name"]:
             continue
         size, file_id = file.get("size"), file.get("id")
+        # The files API needs the bot token (sent to this server's origin only, files/fetch.py).
+        link = (
+            f"{server_url}/api/v4/files/{quote(file_id, safe='')}"
+            if isinstance(file_id, str) and file_id
+            else ""
+        )
         found.append(
             {
                 "name": file["name"],
                 "mime_type": file.get("mime_type") if isinstance(file.get("mime_type"), str) else "",
                 "size": size if isinstance(size, int) and size >= 0 else None,
-                "url": f"{server_url}/api/v4/files/{file_id}" if isinstance(file_id, str) and file_id else "",
+                "url": link,
+                "download_url": link,
             }
         )
     return found

@@ -17,10 +17,11 @@ from teamlore.app import Teamlore
 from teamlore.connectors.catchup import CatchUp, CatchUpReport
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.running import Say
-from teamlore.connectors.teams.graph import GraphChannelHistory, GraphClient, TokenProvider, graph_http
+from teamlore.connectors.teams.graph import GraphChannelHistory, GraphClient, graph_http
 from teamlore.connectors.teams.normalize import PLATFORM, Place, visibility_of
 from teamlore.domain import Visibility
 from teamlore.errors import TeamloreError
+from teamlore.graph_token import TokenProvider
 from teamlore.stores.protocols import Checkpoint, CheckpointStore
 from teamlore.timeutil import utc_now
 

@@ -12,7 +12,7 @@ then (a new reply changes its root), with its replies, deleted ones carrying ``d
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -23,11 +23,11 @@ from teamlore.connectors.backfill import Page, RateLimited
 from teamlore.connectors.teams.normalize import Place, attachments_of, permalink, thread_of, to_text
 from teamlore.domain import EventKind, Message, MessageEvent, parse_event
 from teamlore.errors import BackendUnavailable, InvalidInput
+from teamlore.graph_token import TokenProvider
 from teamlore.retry_after import retry_after
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = 50  # Graph's maximum $top for channel messages
-TokenProvider = Callable[[], str]
 
 
 def graph_event(
@@ -172,22 +172,3 @@ class GraphChannelHistory:
 
 def graph_http(base_url: str, timeout_s: float = 30.0) -> httpx.Client:
     return httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s)
-
-
-def client_credentials_token(tenant_id: str, client_id: str, client_secret: str) -> TokenProvider:
-    """A Graph token for the app itself (client credentials), cached and renewed by MSAL."""
-    import msal  # installed with the Agents SDK's MSAL authentication
-
-    app = msal.ConfidentialClientApplication(
-        client_id, client_credential=client_secret, authority=f"https://login.microsoftonline.com/{tenant_id}"
-    )
-
-    def token() -> str:
-        result = app.acquire_token_for_client(scopes=["https://graph.microsoft.com/.default"])
-        if "access_token" not in result:
-            raise BackendUnavailable(
-                f"no Graph token: {result.get('error_description') or result.get('error')}"
-            )
-        return str(result["access_token"])
-
-    return token

@@ -126,5 +126,7 @@ def attachments_of(items: Any) -> list[dict[str, Any]]:
         if name:
             # "reference" is Teams' word for a linked file, not a mime type: the name says the kind.
             mime = "" if kind == "reference" else kind
-            found.append({"name": name, "mime_type": mime, "size": None, "url": url})
+            # A linked file's bytes come through Graph, which the link names (files/fetch.py).
+            fetched = url if kind == "reference" and url.startswith("https://") else ""
+            found.append({"name": name, "mime_type": mime, "size": None, "url": url, "download_url": fetched})
     return found

@@ -25,16 +25,11 @@ from teamlore.connectors.live import LockedSink, SerialWorker
 from teamlore.connectors.running import Say, require
 from teamlore.connectors.teams.agent import TeamloreTeamsAgent
 from teamlore.connectors.teams.catchup import catch_up_all, remember_team
-from teamlore.connectors.teams.graph import (
-    GraphChannelHistory,
-    GraphClient,
-    TokenProvider,
-    client_credentials_token,
-    graph_http,
-)
+from teamlore.connectors.teams.graph import GraphChannelHistory, GraphClient, graph_http
 from teamlore.connectors.teams.normalize import PLATFORM, Place, visibility_of
 from teamlore.domain import Visibility
 from teamlore.errors import InvalidInput
+from teamlore.graph_token import TokenProvider, client_credentials_token
 
 MESSAGES_PATH = "/api/messages"
 log = logging.getLogger(__name__)

@@ -1,0 +1,215 @@
+"""Files shared in Microsoft Teams become knowledge (issue 21): a Graph channel message carries a
+``reference`` attachment (a SharePoint link); the worker asks the local Graph for the item the
+link names (``/shares/u!.../driveItem/content``) with the app token, follows Graph's redirect to
+the local "SharePoint" without it, reads the PDF made in the test in the sandbox, and takes its
+passages as messages of the Teams message. The token goes to Graph's origin only."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from teamlore.app import Teamlore, file_fetchers
+from teamlore.config import Settings
+from teamlore.connectors.delivery import EventSink
+from teamlore.connectors.teams.graph import graph_event
+from teamlore.connectors.teams.normalize import Place
+from teamlore.domain import FactStatus, Scope, Visibility
+from teamlore.errors import BackendUnavailable
+from teamlore.files.fetch import allowed, origin_of, teams_source
+
+from . import files_made as made
+from .local_http import LocalServer, Request, Response, local_server
+from .test_shared_files import BUDGET_PAGES
+from .test_teams import BOARD, GENERAL, TENANT, graph_message
+
+TOKEN = "graph-token"
+LINK = "https://acme.sharepoint.com/sites/eng/Shared%20Documents/General/report.pdf"
+PLACES = {
+    GENERAL: Place(TENANT, GENERAL, "General", Visibility.PUBLIC),
+    BOARD: Place(TENANT, BOARD, "Board", Visibility.PRIVATE),
+}
+
+
+def linked(url: str) -> str:
+    """The link a Graph share id names."""
+    encoded = url.removeprefix("u!")
+    return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+
+
+@pytest.fixture
+def sharepoint() -> Iterator[LocalServer]:
+    report = made.pdf(BUDGET_PAGES)
+    with local_server(lambda request: Response(200, report, {"Content-Type": made.PDF_MIME})) as server:
+        yield server
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[LocalServer]:
+    with local_server(lambda request: Response(200, b"%PDF-1.4 stolen")) as server:
+        yield server
+
+
+@pytest.fixture
+def redirect_to(sharepoint: LocalServer) -> dict[str, str]:
+    return {"origin": sharepoint.url}  # where Graph sends a download
+
+
+@pytest.fixture
+def graph(redirect_to: dict[str, str]) -> Iterator[LocalServer]:
+    """``GET /v1.0/shares/{id}/driveItem/content``: the app token required, then a redirect to a
+    pre-authenticated download link (as Graph answers)."""
+
+    def handle(request: Request) -> Response:
+        if request.headers.get("authorization") != f"Bearer {TOKEN}":
+            return Response(401, {"error": {"code": "InvalidAuthenticationToken"}})
+        parts = request.path.split("/")
+        if parts[:3] != ["", "v1.0", "shares"] or parts[4:] != ["driveItem", "content"]:
+            return Response(404, {"error": {"code": "itemNotFound"}})
+        if linked(parts[3]) != LINK:
+            return Response(404, {"error": {"code": "itemNotFound"}})
+        return Response(302, None, {"Location": f"{redirect_to['origin']}/download.aspx?tempauth=t1"})
+
+    with local_server(handle) as server:
+        yield server
+
+
+def open_lore(
+    tmp_path: Path, embedder: Any, clock: Any, graph: LocalServer, sharepoint: LocalServer, token=None
+):
+    settings = Settings(
+        data_dir=tmp_path / "store",
+        teams_graph_url=f"{graph.url}/v1.0",
+        teams_file_origins=sharepoint.url,
+        _env_file=None,
+    )
+    opened = Teamlore(settings, embedder=embedder, clock=clock)
+    opened.files.fetchers = file_fetchers(settings, graph_token=token or (lambda: TOKEN))
+    return opened
+
+
+@pytest.fixture
+def lore(tmp_path, embedder, clock, graph, sharepoint) -> Iterator[Teamlore]:
+    opened = open_lore(tmp_path, embedder, clock, graph, sharepoint)
+    yield opened
+    opened.close()
+
+
+def share(lore: Teamlore, mid: str, text: str, channel: str = GENERAL, minute: int = 0, **extra: Any) -> None:
+    message = graph_message(mid, text, minute, **extra)
+    message["channelIdentity"]["channelId"] = channel
+    message["attachments"] = [
+        {"id": "a1", "contentType": "reference", "contentUrl": LINK, "name": "report.pdf"}
+    ]
+    found = graph_event(message, PLACES[channel], lore.settings.max_message_chars)
+    assert found is not None
+    EventSink(lore).deliver([found])
+
+
+def budget_hits(lore: Teamlore, *channels: str) -> list[Any]:
+    result = lore.reader.search("Falcon launch budget", Scope(TENANT, channels), k=5)
+    return [hit for hit in result.hits if "40 thousand" in hit.text]
+
+
+def media(lore: Teamlore, channel: str = GENERAL) -> dict[str, tuple[str, str]]:
+    return {
+        r.name: (r.status, r.detail) for r in lore.search_media_references(Scope(TENANT, [channel]), "report")
+    }
+
+
+def test_a_fact_on_page_2_of_a_pdf_shared_in_teams_is_found_and_cited_with_the_file_and_page(
+    lore, graph, sharepoint
+):
+    share(lore, "2001", "Here is the Falcon report.")
+
+    (asked,) = graph.requests
+    assert asked.headers["authorization"] == f"Bearer {TOKEN}" and linked(asked.path.split("/")[3]) == LINK
+    (download,) = sharepoint.requests
+    assert "authorization" not in download.headers  # the pre-authenticated link gets no token
+    (fact, *_) = [h for h in budget_hits(lore, GENERAL) if h.kind == "fact"]
+    (source,) = fact.sources
+    assert (source.file_ref, source.shared_in) == ("report.pdf, p. 2", "2001")
+    assert source.permalink.startswith("https://teams.microsoft.com/l/message/")
+    assert media(lore) == {"report.pdf": ("extracted", "pdf: 3 pages, 3 passages")}
+
+
+def test_deleting_the_teams_message_retracts_what_only_its_file_supported(lore):
+    share(lore, "2001", "Here is the Falcon report.")
+    (fact, *_) = [h.fact for h in budget_hits(lore, GENERAL) if h.kind == "fact"]
+
+    gone = graph_event(graph_message("2001", "", 0, deleted=True), PLACES[GENERAL], 40_000)
+    assert gone is not None
+    EventSink(lore).deliver([gone])
+
+    history = lore.reader.history(fact.fact_id, Scope(TENANT, [GENERAL]))
+    assert history.versions[-1].fact.status is FactStatus.RETRACTED
+    assert budget_hits(lore, GENERAL) == []
+    assert lore.stores.messages.passages_of(TENANT, GENERAL, "2001") == []
+
+
+def test_a_private_teams_channels_file_never_reaches_another_channels_read(lore):
+    share(lore, "2001", "The Falcon numbers, do not share.", channel=BOARD)
+
+    assert budget_hits(lore, BOARD)  # control: the same query inside the channel
+    assert budget_hits(lore, GENERAL) == []
+    answer = lore.ask("what is the Falcon launch budget?", Scope(TENANT, [GENERAL]))
+    assert "40 thousand" not in answer.text
+
+
+def test_a_graph_redirect_off_the_download_origins_is_not_followed(lore, redirect_to, elsewhere, sharepoint):
+    redirect_to["origin"] = elsewhere.url
+
+    share(lore, "2001", "The Falcon kickoff is on Monday.")
+
+    assert elsewhere.requests == [] and sharepoint.requests == []
+    host = elsewhere.url.removeprefix("http://")
+    assert media(lore) == {
+        "report.pdf": (
+            "skipped",
+            f"not fetched: Microsoft Graph redirected the download to another server ({host}); not followed",
+        )
+    }
+    assert (
+        lore.stores.messages.get_message(TENANT, GENERAL, "2001").text == "The Falcon kickoff is on Monday."
+    )
+
+
+def test_no_graph_token_now_is_a_failed_fetch_tried_again_later(tmp_path, embedder, clock, graph, sharepoint):
+    def no_token() -> str:
+        raise BackendUnavailable("no Graph token: AADSTS7000215 invalid client secret")
+
+    lore = open_lore(tmp_path, embedder, clock, graph, sharepoint, token=no_token)
+    try:
+        share(lore, "2001", "The Falcon kickoff is on Monday.")
+        assert media(lore) == {
+            "report.pdf": (
+                "failed",
+                "not fetched: Microsoft Graph: no Graph token: AADSTS7000215 invalid client secret",
+            )
+        }
+        assert graph.requests == []
+        lore.files.fetchers = file_fetchers(lore.settings, graph_token=lambda: TOKEN)
+        (retried,) = lore.retry_files(Scope(TENANT, [GENERAL]))
+        assert retried.status.value == "extracted"
+    finally:
+        lore.close()
+
+
+def test_production_sends_the_graph_token_to_graph_only_and_downloads_from_sharepoint():
+    defaults = Settings.model_fields
+    source = teams_source(
+        lambda: TOKEN, defaults["teams_graph_url"].default, defaults["teams_file_origins"].default
+    )
+    assert source.token_origins == {"https://graph.microsoft.com"}
+    assert allowed(origin_of("https://graph.microsoft.com/v1.0/shares/u!x/driveItem/content"), source.origins)
+    assert allowed(origin_of("https://acme-my.sharepoint.com/personal/a/download.aspx"), source.origins)
+    for foreign in (
+        "https://sharepoint.com.evil.example/x",
+        "http://acme.sharepoint.com/x",
+        "https://evilsharepoint.com/",
+    ):
+        assert not allowed(origin_of(foreign), source.origins), foreign
