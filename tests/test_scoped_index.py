@@ -14,6 +14,7 @@ import pytest
 from teamlore.domain import ReadView, ResolvedView, Scope
 from teamlore.stores.embedded.conversations import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, Scores
 from teamlore.stores.embedded.facts import scope_time_sql
+from teamlore.stores.embedded.vector_index import SAMPLE, SAMPLED_FROM, best_of, middle_of
 from teamlore.text import content_words, words_of
 from teamlore.timeutil import SENTINEL_MICROS, to_micros
 
@@ -420,3 +421,49 @@ def test_rows_closed_after_the_index_read_them_leave_the_scope_as_in_the_file(tm
             # each read with the vector it holds now (a message's context changed: a new vector)
             assert all((rows == index._row[positions]).all() for _, positions, rows in holding)
     lore.close()
+
+
+def _score_sets() -> Iterable[np.ndarray]:
+    """Scores of the shapes a ranking meets: spread, skewed, mostly zero, tied, constant; sizes
+    below, at and above the sampled path."""
+    rng = np.random.default_rng(11)
+    for n in (5, 300, SAMPLED_FROM - 1, SAMPLED_FROM, 20_001, 100_000):
+        yield rng.standard_normal(n)
+        yield rng.exponential(size=n) ** 3  # a long upper tail
+        sparse = np.zeros(n)
+        sparse[rng.choice(n, max(1, n // 50), replace=False)] = rng.random(max(1, n // 50))
+        yield sparse  # mostly zero: the bar sits on a tie
+        yield np.round(rng.random(n), 2)  # many ties everywhere
+        yield np.full(n, 0.25)
+        yield np.sort(rng.random(n))  # sorted: a strided sample sees it evenly
+
+
+def test_best_of_takes_the_highest_scores_as_a_full_partition_does():
+    for scores in _score_sets():
+        for count in (1, 4, 256):
+            chosen = best_of(scores, count)
+            want = min(count, scores.size)
+            assert len(chosen) == want and len(set(chosen.tolist())) == want
+            # The same values as a full sort's best (which of equal scores is taken may differ).
+            assert sorted(scores[chosen].tolist()) == sorted(scores.tolist())[scores.size - want :]
+
+
+def test_middle_of_is_numpys_median_to_the_bit():
+    for scores in _score_sets():
+        median, upper = middle_of(scores)
+        assert median == float(np.median(scores))  # exactly, not approximately
+        ordered = np.sort(scores)
+        assert upper == float(ordered[scores.size // 2])
+
+
+def test_a_sample_that_misjudges_the_scores_still_gives_the_exact_answer():
+    # Every value the strided sample reads is an extreme: its bar and its middle are wrong, and
+    # both helpers must notice and partition everything.
+    n = 4 * SAMPLED_FROM
+    rng = np.random.default_rng(5)
+    for extreme in (0.0, 10.0):
+        scores = rng.random(n)
+        scores[:: n // SAMPLE] = extreme
+        assert middle_of(scores)[0] == float(np.median(scores))
+        chosen = best_of(scores, 256)
+        assert sorted(scores[chosen].tolist()) == sorted(scores.tolist())[n - 256 :]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
-from teamlore.stores.embedded.vector_index import VectorIndex, best_of
+from teamlore.stores.embedded.vector_index import VectorIndex, best_of, middle_of
 
 GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
 # How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
@@ -158,13 +158,15 @@ class Conversations(VectorIndex):
             shown = np.flatnonzero(row_of_slot >= 0)
             # A message with no words of its own ("🚀", "😬") says nothing its neighbours said.
             wordy = self._row_wordy[row_of_slot[shown]]
-            spread = self._spread_all(_blend(keyword, cosines, size), shown, wordy, scores.periods)
+            blend = _blend(keyword, cosines, size)
+            spread = self._spread_all(blend, shown, wordy, scores.periods)
             if cosines is not None and cosines.rough:
                 chosen = best_of(spread, max(self.rescore, 4 * limit))
                 shown, wordy = shown[chosen], wordy[chosen]
                 around = np.concatenate([shown, *(links[shown] for links in self._neighbours())])
-                cosines.exact(row_of_slot[np.unique(around[around >= 0])])
-                spread = self._spread_all(_blend(keyword, cosines, size), shown, wordy, scores.periods)
+                rescored = cosines.exact(row_of_slot[np.unique(around[around >= 0])])
+                _reblend(blend, keyword, cosines, rescored)
+                spread = self._spread_all(blend, shown, wordy, scores.periods)
             positive = spread > 0
             candidates, spread = shown[positive], spread[positive]
             if candidates.size > limit:
@@ -229,20 +231,31 @@ class _Cosines:
         if not held:
             return
         positions, cosines = index._scored(self._vector, held, self.rough)
+        median = None
         if self.rough:
             best = best_of(cosines, index.rescore)
-            cosines[best] = index._cosines(self._vector, positions[best])
+            # The median of the rough cosines is still theirs once the best are exact, unless
+            # the best reach into the middle or an exact one falls into it (then taken again).
+            median = middle_of(cosines) if 2 * best.size + 2 < cosines.size else None
+            exact = index._cosines(self._vector, positions[best])
+            if median is not None and exact.min(initial=np.inf) < median[1]:
+                median = None
+            cosines[best] = exact
         self._top = float(cosines.max())
         # The floor stays below the best, so even a channel of one message can be found by meaning.
-        self._floor = min(float(np.median(cosines)), self._top - MIN_SPAN)
+        middle = float(np.median(cosines)) if median is None else median[0]
+        self._floor = min(middle, self._top - MIN_SPAN)
         self._put(positions, cosines)
 
-    def exact(self, rows: np.ndarray) -> None:
-        """Score ``rows`` (positions; -1 and rows with no vector are skipped) from exact cosines."""
+    def exact(self, rows: np.ndarray) -> np.ndarray:
+        """Score ``rows`` (positions; -1 and rows with no vector are skipped) from exact cosines;
+        the slots scored."""
         rows = rows[rows >= 0]
         rows = rows[self._index._row[rows] >= 0]
         if rows.size:
             self._put(rows, self._index._cosines(self._vector, rows))
+        slots: np.ndarray = self._index._row_slot[rows]
+        return slots
 
     def _put(self, rows: np.ndarray, cosines: np.ndarray) -> None:
         scaled = np.clip((cosines - self._floor) / (self._top - self._floor), 0.0, None)
@@ -257,6 +270,13 @@ def _blend(keyword: np.ndarray | None, cosines: _Cosines | None, slots: int) -> 
         return keyword
     blend: np.ndarray = KEYWORD_SHARE * keyword + (1 - KEYWORD_SHARE) * cosines.part
     return blend
+
+
+def _reblend(blend: np.ndarray, keyword: np.ndarray | None, cosines: _Cosines, slots: np.ndarray) -> None:
+    """``blend`` (``_blend``) made again at ``slots``, whose cosines changed: the same sum,
+    element by element, as blending every slot again."""
+    if keyword is not None and slots.size:
+        blend[slots] = KEYWORD_SHARE * keyword[slots] + (1 - KEYWORD_SHARE) * cosines.part[slots]
 
 
 def _outside(blend: np.ndarray, slots: np.ndarray) -> np.ndarray:

@@ -156,17 +156,22 @@ class EmbeddedFactBackend:
         limit: int,
         floor: float = -1.0,
     ) -> list[RawHit]:
-        keyword = self._keyword(text, scope, view, limit)
-        semantic = self._semantic(vector, scope, view, limit, floor)
+        self._index.refresh(self._db.conn)
+        keyword = self._index.keyword(text, scope, view, limit)
+        semantic = self._index.search(vector, scope, view, limit, floor)
+        # Both rankings' rows in one read; only the fused best become facts.
+        wanted = list(dict.fromkeys(vid for vid, _ in (*keyword, *semantic)))
+        rows = {r[0]: r for r in self._rows_by_vid(wanted)} if wanted else {}
         fused: dict[str, float] = {}
-        facts: dict[str, Fact] = {}
-        for hits in (keyword, semantic):
-            for rank, hit in enumerate(hits):
-                key = f"{hit.fact.fact_id}#{hit.fact.version}"
+        row_of: dict[str, sqlite3.Row] = {}
+        for ranked in (keyword, semantic):
+            for rank, vid in enumerate(vid for vid, _ in ranked if vid in rows):
+                row = rows[vid]
+                key = f"{row[1]}#{row[2]}"
                 fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-                facts[key] = hit.fact
+                row_of[key] = row
         order = sorted(fused, key=lambda key: (-fused[key], key))[:limit]
-        return [RawHit(facts[key], fused[key]) for key in order]
+        return [RawHit(_row_to_fact(row_of[key]), fused[key]) for key in order]
 
     def _list(self, scope: Scope, view: ResolvedView, limit: int) -> list[RawHit]:
         where, params = scope_time_sql(scope, view)

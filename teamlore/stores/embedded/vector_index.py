@@ -42,6 +42,10 @@ GROWTH = 1.5
 ROUGH_FROM = 8_192
 # Candidates of the first pass scored again exactly: at least this many, and four per result.
 RESCORE = 256
+# From this many scores on, ``best_of`` and ``middle_of`` partition only those a strided sample
+# of about SAMPLE of them says may matter (exact all the same: they check, and fall back).
+SAMPLED_FROM = 8_192
+SAMPLE = 1_024
 
 
 class _Codes:
@@ -442,11 +446,45 @@ class VectorIndex:
 
 
 def best_of(scores: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` highest ``scores`` (all of them if there are fewer), unordered."""
-    if scores.size <= count:
-        return np.arange(scores.size)
+    """Indices of the ``count`` highest ``scores`` (all of them if there are fewer), unordered
+    (which of several equal scores at the edge is taken is unspecified, as with argpartition).
+    Over many scores, a sample of them sets a bar that about twice ``count`` clear, and only those
+    are partitioned; when fewer than ``count`` clear it, all of them are."""
+    n = scores.size
+    if n <= count:
+        return np.arange(n)
+    if n >= SAMPLED_FROM and count * 16 <= n:
+        sample = scores[:: n // SAMPLE]
+        above = min(sample.size - 1, 2 * count * sample.size // n + 1)
+        bar = np.partition(sample, sample.size - 1 - above)[sample.size - 1 - above]
+        clear = np.flatnonzero(scores >= bar)
+        if count <= clear.size <= n // 4:
+            chosen: np.ndarray = clear[np.argpartition(-scores[clear], count - 1)[:count]]
+            return chosen
     best: np.ndarray = np.argpartition(-scores, count - 1)[:count]
     return best
+
+
+def middle_of(scores: np.ndarray) -> tuple[float, float]:
+    """``np.median(scores)`` exactly, and the upper of the two values it is the mean of (the one
+    value when their number is odd). Over many scores, only those between two quantiles of a
+    sample are partitioned, checked to hold the middle; otherwise all of them are."""
+    n = scores.size
+    low, high = (n - 1) // 2, n // 2  # ascending ranks of the middle value(s)
+    if n >= SAMPLED_FROM:
+        sample = np.sort(scores[:: n // SAMPLE])
+        start, end = sample[int(sample.size * 0.4)], sample[int(sample.size * 0.6)]
+        below = int(np.count_nonzero(scores < start))
+        between = scores[(scores >= start) & (scores <= end)]
+        if below <= low and high - below < between.size:
+            return _middle(np.partition(between, [low - below, high - below]), low - below, high - below)
+    return _middle(np.partition(scores, [low, high]), low, high)
+
+
+def _middle(part: np.ndarray, low: int, high: int) -> tuple[float, float]:
+    """What ``np.median`` makes of a partition whose middle sits at ``low`` and ``high``."""
+    pair = part[[low, high]]
+    return float(np.median(pair) if low != high else pair[0]), float(pair[1])
 
 
 def _inside(held: Sequence[np.ndarray] | np.ndarray, workspace: int, view: ResolvedView) -> np.ndarray:
