@@ -48,11 +48,18 @@ FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
 
 
 def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
+    """Facts and the message index on Weaviate (the server stack); the file keeps the rest."""
     # Imported here: the client (the weaviate extra) pulls in gRPC, which the embedded default never needs.
     require("weaviate")
-    from teamlore.stores.weaviate import open_fact_store
+    from teamlore.stores.weaviate import open_fact_store, open_message_index
 
-    return open_fact_store(settings, stores.audit, stores.embeddings)
+    facts = open_fact_store(settings, stores.audit, stores.embeddings)
+    try:
+        stores.use_message_index(open_message_index(settings, facts, stores.embeddings))
+    except BaseException:
+        facts.close()
+        raise
+    return facts
 
 
 def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:

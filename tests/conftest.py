@@ -258,10 +258,12 @@ def make_lore(
         drop_database(mongo_url or "", database)
     for settings in collections.values():
         from teamlore.stores.weaviate import connect
+        from teamlore.stores.weaviate.schema import messages_collection
 
         client = connect(settings)
         try:
             client.collections.delete(settings.weaviate_collection)
+            client.collections.delete(messages_collection(settings.weaviate_collection))
         finally:
             client.close()
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from teamlore.dates import PERIOD_LIFT
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
 from teamlore.stores.embedded.vector_index import VectorIndex, best_of
 
@@ -31,9 +32,6 @@ FAR = 0.6
 KEYWORD_SHARE = 0.6
 # Cosines within this of the best still count when the scope's median is higher (a tiny scope).
 MIN_SPAN = 0.05
-# A question naming a period ("on October 13, 2023", "in June") lifts what was said then by this
-# share of the best score (measured on the LoCoMo tuning split, docs/benchmarks.md).
-PERIOD_LIFT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
