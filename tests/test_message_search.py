@@ -83,6 +83,22 @@ def _raw_keyword(lore, text: str, view: ReadView) -> set[str]:
     return {h.message.message_id for h in hits}
 
 
+def _raw(
+    lore, mode: SearchMode, text: str, scope: Scope, view: ReadView = ReadView()
+) -> list[tuple[str, str]]:
+    """(channel, text) of what the index's raw query of this mode returns, before the gate: scope
+    and time must be compiled into it (defence in depth), not left to the gate."""
+    index, resolved = lore.stores.message_index, view.resolved(lore.clock())
+    vector = lore.embedder.embed_query(text)
+    if mode is SearchMode.KEYWORD:
+        hits = index._keyword(text, scope, resolved, 50)
+    elif mode is SearchMode.SEMANTIC:
+        hits = index._semantic(vector, scope, resolved, 50)
+    else:
+        hits = index._hybrid(text, vector, scope, resolved, 50)
+    return [(h.message.channel, h.message.text) for h in hits]
+
+
 def _break_scope_and_time(lore, monkeypatch) -> None:
     """A backend bug: the index forgets scope and time in its raw queries."""
     if _in_file(lore):
@@ -129,6 +145,10 @@ def test_the_same_query_finds_a_private_message_inside_its_scope_and_not_outside
     assert [h.channel for h in inside.hits] == ["CPRIV"]
     assert all(h.channel == "CPUB" for h in outside.hits)
     assert bare.reader.search(query, Scope("T2", ["CPRIV"]), mode=mode).hits == ()
+    # Below the gate too: the index's own query stays inside the scope.
+    assert {c for c, _ in _raw(bare, mode, query, Scope(WS, ["CPRIV"]))} == {"CPRIV"}
+    assert {c for c, _ in _raw(bare, mode, query, Scope(WS, ["CPUB"]))} <= {"CPUB"}
+    assert _raw(bare, mode, query, Scope("T2", ["CPRIV"])) == []
 
 
 def test_the_gate_withholds_messages_a_broken_index_lets_through(bare, monkeypatch):
@@ -144,12 +164,16 @@ def test_the_gate_withholds_messages_a_broken_index_lets_through(bare, monkeypat
     assert [h.channel for h in control.hits] == ["CPRIV"]
 
 
-def test_a_message_is_found_as_of_when_it_was_posted_and_not_before(bare):
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_a_message_is_found_as_of_when_it_was_posted_and_not_before(bare, mode):
     put(bare, event(PLAIN, ts="2026-03-01T10:00:00Z"))
     before = ReadView(valid_at=datetime(2026, 2, 28, tzinfo=UTC))
     after = ReadView(valid_at=datetime(2026, 3, 2, tzinfo=UTC))
-    assert bare.reader.search("status page hosted", SCOPE, before).hits == ()
-    assert [h.text for h in bare.reader.search("status page hosted", SCOPE, after).hits] == [PLAIN]
+    assert bare.reader.search("status page hosted", SCOPE, before, mode=mode).hits == ()
+    assert [h.text for h in bare.reader.search("status page hosted", SCOPE, after, mode=mode).hits] == [PLAIN]
+    # Below the gate too: the index's own query holds the time predicate.
+    assert _raw(bare, mode, "status page hosted", SCOPE, before) == []
+    assert _raw(bare, mode, "status page hosted", SCOPE, after) == [("C1", PLAIN)]
 
 
 def test_known_at_finds_the_text_a_message_had_then(bare, clock):
@@ -171,6 +195,17 @@ def test_known_at_finds_the_text_a_message_had_then(bare, clock):
         bare.reader.search("release train", SCOPE, ReadView(known_at=edited_at - timedelta(days=2))).hits
         == ()
     )
+    # Below the gate too: one version per moment known, and none before the message was stored.
+    for mode in SearchMode:
+        assert _raw(bare, mode, "release train", SCOPE, then) == [
+            ("C1", "The release train leaves on Tuesdays.")
+        ]
+        assert _raw(bare, mode, "release train", SCOPE, now) == [
+            ("C1", "The release train leaves on Thursdays.")
+        ]
+        assert (
+            _raw(bare, mode, "release train", SCOPE, ReadView(known_at=edited_at - timedelta(days=2))) == []
+        )
 
 
 def test_a_deleted_message_is_gone_from_every_mode_and_from_the_index_itself(bare, clock):
