@@ -77,6 +77,29 @@ def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
     return copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
 
 
+def weaviate_message_collection(settings: Settings) -> str:
+    """The Weaviate collection holding the message index: named after the fact collection."""
+    from teamlore.stores.weaviate.schema import messages_collection
+
+    return messages_collection(settings.weaviate_collection)
+
+
+def load_messages_into_weaviate(lore: Teamlore) -> CopyReport:
+    """Copy every version of the SQLite file's message index, with its vector, into the Weaviate
+    message collection (``teamlore weaviate load-messages``): once, when a server stack whose
+    message index was in the file starts keeping it on Weaviate."""
+    require("weaviate")
+    from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
+    from teamlore.stores.weaviate.importer import copy_versions
+    from teamlore.stores.weaviate.messages import WeaviateMessageIndex
+
+    target = lore.stores.message_index
+    if not isinstance(target, WeaviateMessageIndex):
+        raise ConfigurationError("set TEAMLORE_WEAVIATE_URL to the server to load the message index into")
+    source = EmbeddedMessageIndex(lore.stores.db)
+    return copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
+
+
 def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
     pages, the audit log, review items, tombstones, tokens, checkpoints, model spend and cache."""

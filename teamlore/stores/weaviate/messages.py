@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from weaviate.classes.data import DataObject
 from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, Sort
 from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateBaseError
@@ -425,6 +426,26 @@ class WeaviateMessageIndex:
                 filters=Filter.by_property("embedding_key").equal(key), limit=1, return_properties=["version"]
             )
         return bool(found.objects)
+
+    def import_versions(
+        self, rows: Sequence[tuple[MessageVersion, str | None, np.ndarray | None]]
+    ) -> list[str]:
+        """Write these versions as they are (``teamlore weaviate load-messages``); returns one line
+        per object Weaviate refused. A re-run overwrites, never duplicates."""
+        objects = [
+            DataObject(
+                properties=message_properties(version, key),
+                uuid=_object_id(version),
+                vector=None if vector is None or not version.text else {MESSAGE_VECTOR: floats(vector)},
+            )
+            for version, key, vector in rows
+        ]
+        with translated("batch import", STORE):
+            result = self._c.data.insert_many(objects)
+        return [
+            f"message {rows[i][0].message_id} v{rows[i][0].version}: {error.message}"
+            for i, error in sorted(result.errors.items())
+        ]
 
     def _walk(self, where: _Filters, what: str) -> list[dict[str, Any]]:
         return list(walk(self._c, where, "version_key", what, store=STORE))

@@ -120,18 +120,28 @@ class CollectionSchema:
     description: str
     properties: tuple[Spec, ...]
     vector: str
+    fill: str  # how a new collection of this kind is filled (said when one is refused)
 
     @property
     def names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.properties)
 
 
-FACTS = CollectionSchema("fact versions", DESCRIPTION, PROPERTIES, VECTOR)
+FACTS = CollectionSchema(
+    "fact versions",
+    DESCRIPTION,
+    PROPERTIES,
+    VECTOR,
+    "`teamlore weaviate load-facts` copies the versions the SQLite file holds; `teamlore reindex`"
+    " rebuilds them from the stored messages",
+)
 MESSAGES = CollectionSchema(
     "message versions",
     f"Teamlore message versions (bitemporal search index). teamlore-schema={SCHEMA_VERSION}",
     MESSAGE_PROPERTIES,
     MESSAGE_VECTOR,
+    "`teamlore weaviate load-messages` copies the message index the SQLite file holds; `teamlore"
+    " reindex` rebuilds it from the stored messages",
 )
 
 
@@ -218,9 +228,7 @@ def check_schema(client: WeaviateClient, name: str, schema: CollectionSchema = F
         raise ConfigurationError(
             f"Weaviate collection {name} ({schema.what}) does not have the schema this Teamlore expects: "
             + "; ".join(problems)
-            + ". Set TEAMLORE_WEAVIATE_COLLECTION to a new name and fill it (`teamlore weaviate"
-            " load-facts` copies the versions the SQLite file holds; `teamlore reindex` rebuilds"
-            " them from the stored messages)."
+            + f". Set TEAMLORE_WEAVIATE_COLLECTION to a new name and fill it ({schema.fill})."
         )
 
 
