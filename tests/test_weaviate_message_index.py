@@ -6,6 +6,7 @@ tests/test_message_search.py (over the wire server)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
@@ -14,13 +15,15 @@ import pytest
 from weaviate.classes.config import DataType, Tokenization
 from weaviate.exceptions import WeaviateQueryError
 
+from teamlore.app import Teamlore, load_messages_into_weaviate, weaviate_message_collection
 from teamlore.capabilities.facts import SearchMode
+from teamlore.config import Settings
 from teamlore.domain import Message, ReadView, ResolvedView, Scope, content_hash
 from teamlore.errors import BackendUnavailable, ConfigurationError
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
 from teamlore.stores.protocols import ConcurrentChange
-from teamlore.stores.weaviate import filters, schema
+from teamlore.stores.weaviate import connect, filters, schema
 from teamlore.stores.weaviate.codec import message_uuid
 from teamlore.stores.weaviate.facts import WeaviateFactBackend
 from teamlore.stores.weaviate.importer import copy_versions
@@ -312,3 +315,47 @@ def test_the_message_index_failing_on_the_keyword_path_is_an_error_not_an_empty_
 def test_open_versions_read_back_with_the_sentinel(index, double):
     index.put(message("m1", "some text"), "some text", NOW, None)
     assert index.current("T1", "CA", "m1").recorded_to == SENTINEL
+
+
+def test_a_server_stack_finds_the_messages_its_file_indexed_once_they_are_loaded(
+    tmp_path, embedder, clock, weaviate_wire
+):
+    """The upgrade: a store whose message index was in the file opens with Weaviate, where the
+    index starts empty; ``load_messages_into_weaviate`` (``teamlore weaviate load-messages``)
+    copies it over. Without Weaviate there is nothing to load into."""
+    data = tmp_path / "lore"
+    embedded = Teamlore(
+        Settings(data_dir=data, _env_file=None), embedder=embedder, clock=clock, extractor=KeepsNothing()
+    )
+    try:
+        put(embedded, event("Our status page is hosted by Statuspage.", message_id="m1"))
+        with pytest.raises(ConfigurationError, match="TEAMLORE_WEAVIATE_URL"):
+            load_messages_into_weaviate(embedded)
+    finally:
+        embedded.close()
+    settings = Settings(
+        data_dir=data,
+        weaviate_url=weaviate_wire.url,
+        weaviate_grpc_port=weaviate_wire.grpc_port,
+        weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+        _env_file=None,
+    )
+    served = Teamlore(settings, embedder=embedder, clock=clock, extractor=KeepsNothing())
+    try:
+        assert isinstance(served.stores.message_index, WeaviateMessageIndex)
+        query = ("where is the status page hosted", Scope("T1", ["C1"]))
+        assert served.reader.search(*query).hits == ()  # the reason for the command
+        report = load_messages_into_weaviate(served)
+        assert (report.copied, report.failed) == (1, [])
+        for mode in SearchMode:
+            assert [h.text for h in served.reader.search(*query, mode=mode).hits] == [
+                "Our status page is hosted by Statuspage."
+            ]
+    finally:
+        served.close()
+        client = connect(settings)
+        try:
+            client.collections.delete(settings.weaviate_collection)
+            client.collections.delete(weaviate_message_collection(settings))
+        finally:
+            client.close()
