@@ -32,7 +32,7 @@ from teamlore.stores.weaviate.messages import WeaviateMessageIndex
 from teamlore.timeutil import SENTINEL
 
 from .conftest import event
-from .helpers import KeepsNothing, put
+from .helpers import KeepsNothing, billing_fact, put
 from .test_weaviate_store import _Collections, _leaves, _scope_leaves, _time_leaves
 from .weaviate_double import DoubleCollection
 
@@ -359,3 +359,29 @@ def test_a_server_stack_finds_the_messages_its_file_indexed_once_they_are_loaded
             client.collections.delete(weaviate_message_collection(settings))
         finally:
             client.close()
+
+
+def test_a_cached_vector_goes_only_when_no_fact_and_no_message_version_uses_it(double, stores):
+    """As the file asks both of its tables (``_still_used``): erasing a fact keeps a vector a
+    message still holds, deleting a message keeps one a fact still holds; alone, each goes."""
+    facts = WeaviateFactBackend(DoubleCollection(), stores.audit, stores.embeddings)
+    index = WeaviateMessageIndex(double, stores.embeddings, facts.journal, key_in_use=facts.uses_key)
+    facts.key_in_use = index.uses_key
+    stores.embeddings.put_vectors("test", {k: VECTOR for k in ("shared", "fact_only", "message_only")})
+    made = {"valid_from": NOW, "recorded_from": NOW}
+    facts.import_versions(
+        [
+            (billing_fact("Billing runs on Postgres.", "f_1", **made), "shared", VECTOR),
+            (billing_fact("Billing runs on MySQL.", "f_2", **made), "fact_only", VECTOR),
+            (billing_fact("Billing runs nightly.", "f_3", **made), "shared", VECTOR),
+        ]
+    )
+    index.put(message("m1", "Billing runs on Postgres."), "Billing runs on Postgres.", NOW, "shared")
+    index.put(message("m2", "Billing runs on Oracle."), "Billing runs on Oracle.", NOW, "message_only")
+    facts.erase_text(["f_1", "f_2", "f_3"])
+    held = stores.embeddings.get_vectors(["shared", "fact_only", "message_only"])
+    assert set(held) == {"shared", "message_only"}  # a message holds "shared"; nothing held "fact_only"
+    facts.import_versions([(billing_fact("Billing runs weekly.", "f_4", **made), "shared", VECTOR)])
+    index.withdraw("T1", "CA", "m1", NOW + timedelta(hours=1))
+    index.withdraw("T1", "CA", "m2", NOW + timedelta(hours=1))
+    assert set(stores.embeddings.get_vectors(["shared", "message_only"])) == {"shared"}  # f_4 holds it

@@ -93,7 +93,7 @@ def open_message_index(
         collection = facts.client.collections.get(name)
     except WeaviateBaseError as exc:
         raise BackendUnavailable(f"Weaviate schema check failed: {exc}") from exc
-    return WeaviateMessageIndex(
+    index = WeaviateMessageIndex(
         collection,
         vectors,
         facts.journal,
@@ -101,6 +101,10 @@ def open_message_index(
         max_results=settings.weaviate_max_results,
         key_in_use=facts.uses_key,
     )
+    # A cached vector goes when neither a fact version nor a message version uses it (as the
+    # file's ``_still_used`` asks both tables).
+    facts.key_in_use = index.uses_key
+    return index
 
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -56,6 +56,9 @@ class WeaviateFactBackend:
         self._max = max_results
         self._close = close
         self.client = client  # the connection, for the message index beside it (None in unit tests)
+        # Whether something beside the facts (the message index's versions) still uses a cached
+        # vector; set by ``open_message_index``.
+        self.key_in_use: Callable[[str], bool] = lambda key: False
         self.journal = UndoJournal()
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
@@ -356,7 +359,11 @@ class WeaviateFactBackend:
                     self._c.data.insert(properties=blank, uuid=object_id)
                 dropped += bool(stored is not None and stored.vector)
                 keys.update([props["embedding_key"]] if props.get("embedding_key") else [])
-        unshared = [key for key in sorted(keys) if not self._key_used_elsewhere(key, fact_ids)]
+        unshared = [
+            key
+            for key in sorted(keys)
+            if not self._key_used_elsewhere(key, fact_ids) and not self.key_in_use(key)
+        ]
         self._vectors.forget(unshared)
         return dropped
 
