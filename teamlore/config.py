@@ -258,7 +258,10 @@ class Settings(BaseSettings):
     weaviate_collection: str = Field(
         "TeamloreFact",
         pattern=r"^[A-Z][_0-9A-Za-z]*$",
-        description="Collection holding fact versions (Weaviate wants a capitalised name).",
+        description=(
+            "Collection holding fact versions (Weaviate wants a capitalised name); the message index"
+            " is the collection of this name + Messages."
+        ),
     )
     weaviate_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Weaviate query or write.")
     weaviate_connect_timeout_s: float = Field(10.0, gt=0, description="Timeout of the start-up checks.")
