@@ -385,3 +385,29 @@ def test_a_cached_vector_goes_only_when_no_fact_and_no_message_version_uses_it(d
     index.withdraw("T1", "CA", "m1", NOW + timedelta(hours=1))
     index.withdraw("T1", "CA", "m2", NOW + timedelta(hours=1))
     assert set(stores.embeddings.get_vectors(["shared", "message_only"])) == {"shared"}  # f_4 holds it
+
+
+def test_doctor_checks_the_message_collection_beside_the_fact_collection(tmp_path, weaviate_wire):
+    from teamlore.doctor import check_weaviate
+
+    settings = Settings(
+        data_dir=tmp_path,
+        weaviate_url=weaviate_wire.url,
+        weaviate_grpc_port=weaviate_wire.grpc_port,
+        weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+        _env_file=None,
+    )
+    messages = weaviate_message_collection(settings)
+    client = connect(settings)
+    try:
+        assert check_weaviate(settings).ok  # neither exists yet: both made on first use
+        schema.create_collection(client, settings.weaviate_collection, schema.FACTS)
+        assert check_weaviate(settings).ok  # control: the fact collection is right
+        schema.create_collection(client, messages, schema.FACTS)  # a fact schema under the messages' name
+        check = check_weaviate(settings)
+        assert not check.ok and f"collection {messages} has another schema" in check.detail
+        assert "property text is missing" in check.detail and "teamlore reindex" in check.fix
+    finally:
+        client.collections.delete(settings.weaviate_collection)
+        client.collections.delete(messages)
+        client.close()
