@@ -110,9 +110,11 @@ def _break_scope_and_time(lore, monkeypatch) -> None:
         return
     from weaviate.classes.query import Filter
 
-    from teamlore.stores.weaviate import messages
+    from teamlore.stores.weaviate import filters
 
-    monkeypatch.setattr(messages, "readable", lambda scope, view: Filter.by_property("has_text").equal(True))
+    monkeypatch.setattr(
+        filters, "readable_messages", lambda scope, view: Filter.by_property("has_text").equal(True)
+    )
 
 
 def _only_in_file(lore) -> None:

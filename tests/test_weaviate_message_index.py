@@ -161,14 +161,14 @@ def test_a_write_cut_short_is_finished_by_its_redelivery_and_counts_as_written(i
     assert double.objects[v1].properties["recorded_to"] == NOW + timedelta(hours=1)
     assert index.current("T1", "CA", "m1").text == "new text"
     # The insert itself met again (its close lost with the lookup's answer): the same text is done.
-    index._insert(index._open_versions("T1", "CA", "m1")[0], None)
+    index.writes._insert(index.writes._open_versions("T1", "CA", "m1")[0], None)
 
 
 def test_another_text_under_an_existing_version_id_is_a_concurrent_change(index, double):
     index.put(message("m1", "old text"), "old text", NOW, None)
-    mine = index._open_versions("T1", "CA", "m1")[0]
+    mine = index.writes._open_versions("T1", "CA", "m1")[0]
     with pytest.raises(ConcurrentChange, match="m1 v1 was written by someone else"):
-        index._insert(mine.__class__(**{**_fields(mine), "text": "someone else's text"}), None)
+        index.writes._insert(mine.__class__(**{**_fields(mine), "text": "someone else's text"}), None)
 
 
 def _fields(version) -> dict:
