@@ -116,10 +116,6 @@ _MONTH_SPILL = timedelta(days=14)
 _RECENT_YEARS = 5
 
 Period = tuple[datetime, datetime]
-# A question naming a period ("on October 13, 2023", "in June") lifts what was said then by this
-# share of the best score, in every message index (measured on the LoCoMo tuning split,
-# docs/benchmarks.md).
-PERIOD_LIFT = 0.5
 
 
 def periods_named(text: str, now: datetime) -> tuple[Period, ...]:

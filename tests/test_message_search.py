@@ -117,13 +117,6 @@ def _break_scope_and_time(lore, monkeypatch) -> None:
     )
 
 
-def _only_in_file(lore) -> None:
-    """Ranking a message with the conversation around it is the file's index's; Weaviate's ranks
-    each message by its own words and vector (docs/stores.md)."""
-    if not _in_file(lore):
-        pytest.skip("conversation ranking: the SQLite message index only (docs/stores.md)")
-
-
 @pytest.mark.parametrize("mode", list(SearchMode))
 def test_a_message_no_fact_covers_is_found_and_says_what_it_is(bare, mode):
     put(bare, event(PLAIN, message_id="m1", author_name="rita"), event("lunch at noon?", message_id="m2"))
@@ -262,7 +255,6 @@ def test_erasure_leaves_no_text_no_index_row_and_no_vector_of_the_persons_messag
 
 
 def test_a_message_is_found_through_the_conversation_around_it(bare):
-    _only_in_file(bare)
     put(
         bare,
         event("look at this one", message_id="m1", ts="2026-01-06T10:00:00Z", author_name="mel"),
@@ -275,7 +267,6 @@ def test_a_message_is_found_through_the_conversation_around_it(bare):
 
 
 def test_a_thread_reply_is_found_through_its_opening_question(bare):
-    _only_in_file(bare)
     put(
         bare,
         event("who owns the billing service?", message_id="q1", ts="2026-01-06T10:00:00Z"),

@@ -60,7 +60,7 @@ def double():
 
 @pytest.fixture
 def index(double, stores):
-    return WeaviateMessageIndex(double, stores.embeddings, UndoJournal(), hybrid_alpha=0.3, max_results=500)
+    return WeaviateMessageIndex(double, stores.embeddings, UndoJournal(), max_results=500)
 
 
 def message(message_id: str, text: str, channel: str = "CA", minutes: float = 0) -> Message:
@@ -82,28 +82,67 @@ def message(message_id: str, text: str, channel: str = "CA", minutes: float = 0)
 # ---- what every query sends ----
 
 READS = {
-    "_keyword": (lambda i, s, v: i._keyword("launch date", s, v, 10), "bm25"),
-    "_semantic": (lambda i, s, v: i._semantic(VECTOR, s, v, 10), "near_vector"),
-    "_hybrid": (lambda i, s, v: i._hybrid("launch date", VECTOR, s, v, 10), "hybrid"),
+    "_keyword": (lambda i, s, v: i._keyword("launch date", s, v, 10), ["bm25"]),
+    "_semantic": (lambda i, s, v: i._semantic(VECTOR, s, v, 10), ["near_vector"]),
+    "_hybrid": (lambda i, s, v: i._hybrid("launch date", VECTOR, s, v, 10), ["bm25", "near_vector"]),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(READS))
 @pytest.mark.parametrize("view", [VIEW, HISTORY], ids=["now", "history"])
 def test_every_raw_read_sends_the_scope_the_time_predicate_and_has_text(index, double, kind, view):
-    run, method = READS[kind]
+    run, methods = READS[kind]
     sent = {}
     for scope in (SCOPE_A, SCOPE_B):
         double.calls.clear()
         run(index, scope, view)
-        [call] = double.calls_to(method)
-        sent[scope] = set(_leaves(call.kwargs["filters"]))
-        assert sent[scope] == _scope_leaves(scope) | _time_leaves(view) | {HAS_TEXT}, kind
+        calls = [call for method in methods for call in double.calls_to(method)]
+        assert len(calls) == len(methods)
+        sent[scope] = [set(_leaves(call.kwargs["filters"])) for call in calls]
+        for leaves in sent[scope]:
+            assert leaves == _scope_leaves(scope) | _time_leaves(view) | {HAS_TEXT}, kind
     # Paired: the same query for two channels differs in the channel predicate, nothing else.
-    assert sent[SCOPE_A] ^ sent[SCOPE_B] == {
-        ("channel", "ContainsAny", ("CA",)),
-        ("channel", "ContainsAny", ("CB",)),
-    }
+    for a, b in zip(sent[SCOPE_A], sent[SCOPE_B], strict=True):
+        assert a ^ b == {("channel", "ContainsAny", ("CA",)), ("channel", "ContainsAny", ("CB",))}
+
+
+def test_a_message_lifted_by_its_neighbour_is_read_through_the_scope_and_the_view(index, double, stores):
+    """The spread reads places around the pool in the pool's channel only, and what it lifts comes
+    back through the raw reads' own filter: not before it was posted (as of), and not from another
+    channel. Controls: the same query a minute later, and in the neighbour's own channel."""
+    index.put(message("m1", "The launch date is March 3."), "The launch date is March 3.", NOW, None)
+    index.put(message("m2", "sounds good to me", minutes=1), "sounds good to me", NOW, None)
+    index.put(message("m3", "sounds good to me", channel="CB", minutes=1), "sounds good to me", NOW, None)
+    posted = message("m1", "").ts
+
+    def found(scope, valid_at):
+        double.calls.clear()
+        view = ResolvedView(valid_at=valid_at, known_at=NOW, include_history=False)
+        return [h.message.message_id for h in index._keyword("launch date", scope, view, 10)]
+
+    assert found(SCOPE_A, posted + timedelta(seconds=30)) == ["m1"]  # m2 not posted yet
+    lifted = [
+        c
+        for c in double.calls_to("fetch_objects")
+        if ("message_id", "ContainsAny", ("m2",)) in _leaves(c.kwargs["filters"])
+    ]
+    assert lifted and all(
+        _scope_leaves(SCOPE_A)
+        | _time_leaves(ResolvedView(posted + timedelta(seconds=30), NOW, False))
+        | {HAS_TEXT}
+        <= set(_leaves(c.kwargs["filters"]))
+        for c in lifted
+    )
+    around = [c for c in double.calls_to("fetch_objects") if c not in lifted]
+    assert around and all(
+        {("workspace", "Equal", "T1"), ("channel", "Equal", "CA")} <= set(_leaves(c.kwargs["filters"]))
+        for c in around
+    )
+    assert found(SCOPE_A, posted + timedelta(minutes=2)) == ["m1", "m2"]  # control: a minute later
+    assert found(Scope("T1", ["CA", "CB"]), posted + timedelta(minutes=2)) == [
+        "m1",
+        "m2",
+    ]  # m3: no neighbour of m1
 
 
 LOOKUPS = {
@@ -127,11 +166,10 @@ def test_every_conversation_lookup_sends_its_channel_the_current_predicate_and_h
     assert sent["CA"] ^ sent["CB"] == {("channel", "Equal", "CA"), ("channel", "Equal", "CB")}
 
 
-def test_hybrid_is_weaviates_rank_fusion_with_the_configured_alpha_and_no_query_asks_too_much(index, double):
+def test_hybrid_blends_both_halves_and_no_query_asks_for_more_rows_than_the_server_allows(index, double):
     index._hybrid("launch date", VECTOR, SCOPE_A, VIEW, 20_000)
-    [call] = double.calls_to("hybrid")
-    assert call.kwargs["alpha"] == 0.3 and call.kwargs["fusion_type"].value == "FUSION_TYPE_RANKED"
-    assert call.kwargs["limit"] == 500
+    assert [c.kwargs["limit"] for c in double.calls] == [500, 500]  # bm25, then near_vector
+    assert [c.method for c in double.calls] == ["bm25", "near_vector"]
 
 
 # ---- writes ----

@@ -10,7 +10,8 @@ answer as one JSON line:
   line on stdin before inserting: ``won`` or ``lost`` (ConcurrentChange: another process
   replaced it first);
 - ``read WORD``: the current fact ids of C1, the versions of each, and a keyword search;
-- ``say MESSAGE_ID TEXT``: index a message of C1 (``WeaviateMessageIndex.put``, with a vector);
+- ``say MESSAGE_ID TEXT DAYS``: index a message of C1 posted DAYS after T0
+  (``WeaviateMessageIndex.put``, with a vector);
 - ``unsay MESSAGE_ID``: withdraw it (a deleted message);
 - ``heard WORD``: the message index's raw keyword and semantic hits in C1, and its current
   versions' texts.
@@ -123,11 +124,12 @@ def said(stores: EmbeddedStores, step: str, args: list[str]) -> object:
     """The message index's steps: ``say``, ``unsay``, ``heard``."""
     index = stores.message_index
     if step == "say":
-        message_id, text = args
+        message_id, text, days = args
         key = f"key-{message_id}"
         stores.embeddings.put_vectors("test", {key: _vector(text)})
+        posted = T0 + timedelta(days=int(days))
         message = Message(
-            "slack", WS, CHANNEL, message_id, None, "U1", "rita", T0, text, "", content_hash(text)
+            "slack", WS, CHANNEL, message_id, None, "U1", "rita", posted, text, "", content_hash(text)
         )
         with stores.transaction():
             return {"wrote": index.put(message, text, NOW, key)}

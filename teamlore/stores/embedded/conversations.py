@@ -16,22 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from teamlore.dates import PERIOD_LIFT
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
+from teamlore.message_ranking import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, WINDOW
 from teamlore.stores.embedded.vector_index import VectorIndex, best_of
 
 GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
-# How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
-WINDOW = 2
-SPREAD = 0.5
-# The share of it the second neighbour on a side gets, beside the first (LoCoMo tuning split,
-# docs/benchmarks.md; weighing what is said after a match apart from what is said before it
-# gained nothing there).
-FAR = 0.6
-# Hybrid: the share of the keyword score in the blend (the vector half gets the rest).
-KEYWORD_SHARE = 0.6
-# Cosines within this of the best still count when the scope's median is higher (a tiny scope).
-MIN_SPAN = 0.05
 
 
 @dataclass(frozen=True, slots=True)

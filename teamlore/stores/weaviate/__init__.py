@@ -97,7 +97,6 @@ def open_message_index(
         collection,
         vectors,
         facts.journal,
-        hybrid_alpha=settings.weaviate_hybrid_alpha,
         max_results=settings.weaviate_max_results,
         key_in_use=facts.uses_key,
     )

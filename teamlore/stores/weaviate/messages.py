@@ -2,35 +2,35 @@
 the server stack (``MessageIndex``; the embedded default keeps ``stores/embedded/message_index``).
 
 Raw queries only, as in the file: scope and the time predicate are compiled into each
-(``filters.compile_filters``: a message's valid time runs from its posted time, open-ended), and
-nothing they return is shown before ``teamlore.capabilities.gate.visible`` has passed it. Ranking
-is Weaviate's own (BM25 over the text and the speaker, cosine over the passage vector, rank
-fusion), with the period hint applied to what the query returned; the file's index also spreads
-a match to the messages around it, which this one does not (docs/stores.md).
+(``filters.readable_messages``: a message's valid time runs from its posted time, open-ended), and
+nothing they return is shown before ``teamlore.capabilities.gate.visible`` has passed it. Weaviate
+finds the pool (BM25 over the text and the speaker, cosine over the passage vector); ranking it
+with the conversation around it is the file's rule (``conversation_rank``).
 
 The write path is ``message_writes.MessageVersionWriter``'s (the methods below hand it on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
-from weaviate.classes.query import Filter, HybridFusion, MetadataQuery, Sort
+from weaviate.classes.query import Filter, MetadataQuery, Sort
 from weaviate.collections.classes.filters import _Filters
 
-from teamlore.dates import PERIOD_LIFT, Period
+from teamlore.dates import Period
 from teamlore.domain import CONVERSATION_GAP, Message, MessageVersion, ResolvedView, Scope
 from teamlore.embedding import EmbeddingCache
-from teamlore.stores.protocols import RRF_K, ErasedMessages, RawMessageHit
+from teamlore.stores.protocols import ErasedMessages, RawMessageHit
 from teamlore.stores.weaviate import filters
 from teamlore.stores.weaviate.codec import (
     TOP_LEVEL,
     conversation,
     to_message_version,
 )
+from teamlore.stores.weaviate.conversation_rank import Pool, pool, spread
 from teamlore.stores.weaviate.journal import UndoJournal
 from teamlore.stores.weaviate.message_writes import MessageVersionWriter
 from teamlore.stores.weaviate.queries import farthest, floats, keyword_text, translated
@@ -40,6 +40,7 @@ STORE = "message index"
 # Candidates read for one neighbour: the nearest by posted time, of which the first past the
 # message (ties on the posted time broken by message id, as in the file) is the neighbour.
 NEIGHBOUR_PAGE = 64
+POOL = 200  # rows of each half a raw query reads at least (``_pool``)
 
 
 class WeaviateMessageIndex:
@@ -50,33 +51,21 @@ class WeaviateMessageIndex:
         collection: Any,
         vectors: EmbeddingCache,
         journal: UndoJournal,
-        hybrid_alpha: float = 0.5,
         max_results: int = 10_000,
         key_in_use: Callable[[str], bool] = lambda key: False,
     ) -> None:
         self._c = collection
-        self._alpha = hybrid_alpha
         self._max = max_results
         self.writes = MessageVersionWriter(collection, vectors, journal, max_results, key_in_use)
         self.journal = journal
 
-    # ---- raw queries ----
+    # ---- raw queries: a pool from Weaviate, ranked with the conversation around it ----
 
     def _keyword(
         self, text: str, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period] = ()
     ) -> list[RawMessageHit]:
-        query = keyword_text(text)
-        if query is None:
-            return []
-        with translated("keyword search", STORE):
-            found = self._c.query.bm25(
-                query,
-                query_properties=MESSAGE_KEYWORD_PROPERTIES,
-                filters=filters.readable_messages(scope, view),
-                limit=self._cap(limit),
-                return_metadata=MetadataQuery(score=True),
-            )
-        return _lifted(_hits(found.objects, lambda m: float(m.score or 0.0)), periods)
+        keyword = self._bm25(text, scope, view, limit)
+        return self._ranked(pool(keyword, None), scope, view, limit, periods)
 
     def _semantic(
         self,
@@ -87,17 +76,8 @@ class WeaviateMessageIndex:
         periods: Sequence[Period] = (),
         floor: float = -1.0,
     ) -> list[RawMessageHit]:
-        with translated("vector search", STORE):
-            found = self._c.query.near_vector(
-                floats(vector),
-                distance=farthest(floor),
-                target_vector=MESSAGE_VECTOR,
-                filters=filters.readable_messages(scope, view),
-                limit=self._cap(limit),
-                return_metadata=MetadataQuery(distance=True),
-            )
-        # Cosine distance is 1 - cosine: the score is the cosine.
-        return _lifted(_hits(found.objects, lambda m: 1.0 - float(m.distance)), periods)
+        nearest = self._nearest(vector, scope, view, limit, floor)
+        return self._ranked(pool(None, nearest), scope, view, limit, periods)
 
     def _hybrid(
         self,
@@ -109,25 +89,52 @@ class WeaviateMessageIndex:
         periods: Sequence[Period] = (),
         floor: float = -1.0,
     ) -> list[RawMessageHit]:
+        """Both halves blended as the file blends them (``message_ranking.KEYWORD_SHARE``), not
+        Weaviate's rank fusion: the spread needs scores, and ranks fused are nearly flat."""
+        keyword = self._bm25(text, scope, view, limit)
+        nearest = self._nearest(vector, scope, view, limit, floor)
+        return self._ranked(pool(keyword, nearest), scope, view, limit, periods)
+
+    def _bm25(
+        self, text: str, scope: Scope, view: ResolvedView, limit: int
+    ) -> list[tuple[MessageVersion, float]]:
         query = keyword_text(text)
-        if query is None:  # nothing to match by keyword: rank fusion of the vector list alone
-            ranked = self._semantic(vector, scope, view, limit, (), floor)
-            fused = [RawMessageHit(h.message, 1.0 / (RRF_K + rank + 1)) for rank, h in enumerate(ranked)]
-            return _lifted(fused, periods)
-        with translated("hybrid search", STORE):
-            found = self._c.query.hybrid(
+        if query is None:
+            return []
+        with translated("keyword search", STORE):
+            found = self._c.query.bm25(
                 query,
-                vector=floats(vector),
-                target_vector=MESSAGE_VECTOR,
-                alpha=self._alpha,
-                max_vector_distance=farthest(floor),
-                fusion_type=HybridFusion.RANKED,
                 query_properties=MESSAGE_KEYWORD_PROPERTIES,
                 filters=filters.readable_messages(scope, view),
-                limit=self._cap(limit),
+                limit=self._pool(limit),
                 return_metadata=MetadataQuery(score=True),
             )
-        return _lifted(_hits(found.objects, lambda m: float(m.score or 0.0)), periods)
+        return [(to_message_version(o.properties), float(o.metadata.score or 0.0)) for o in found.objects]
+
+    def _nearest(
+        self, vector: np.ndarray, scope: Scope, view: ResolvedView, limit: int, floor: float
+    ) -> list[tuple[MessageVersion, float]]:
+        with translated("vector search", STORE):
+            found = self._c.query.near_vector(
+                floats(vector),
+                distance=farthest(floor),
+                target_vector=MESSAGE_VECTOR,
+                filters=filters.readable_messages(scope, view),
+                limit=self._pool(limit),
+                return_metadata=MetadataQuery(distance=True),
+            )
+        # Cosine distance is 1 - cosine.
+        return [(to_message_version(o.properties), 1.0 - float(o.metadata.distance)) for o in found.objects]
+
+    def _ranked(
+        self, found: Pool, scope: Scope, view: ResolvedView, limit: int, periods: Sequence[Period]
+    ) -> list[RawMessageHit]:
+        return spread(self._c, found, scope, view, self._cap(limit), periods, self._max)
+
+    def _pool(self, limit: int) -> int:
+        # Enough of each half that what is merely typical sets the vector floor, and a match a
+        # little down the list can still be lifted by its neighbours.
+        return self._cap(max(limit, POOL))
 
     def _cap(self, limit: int) -> int:
         return max(1, min(limit, self._max))
@@ -231,23 +238,3 @@ class WeaviateMessageIndex:
 
     def uses_key(self, key: str) -> bool:
         return self.writes.uses_key(key)
-
-
-def _hits(objects: Iterable[Any], score: Callable[[Any], float]) -> list[RawMessageHit]:
-    return [RawMessageHit(to_message_version(o.properties), score(o.metadata)) for o in objects]
-
-
-def _lifted(hits: list[RawMessageHit], periods: Sequence[Period]) -> list[RawMessageHit]:
-    """Hits best first; a question naming a period lifts what was posted then (as the file's
-    index does) by ``PERIOD_LIFT`` of the best score among what the query returned."""
-    if not periods or not hits:
-        return hits
-    best = max(h.score for h in hits)
-    lifted = [
-        RawMessageHit(h.message, h.score + PERIOD_LIFT * best * _posted_in(h.message, periods)) for h in hits
-    ]
-    return sorted(lifted, key=lambda h: -h.score)
-
-
-def _posted_in(message: MessageVersion, periods: Sequence[Period]) -> bool:
-    return any(start <= message.posted_at < end for start, end in periods)
