@@ -266,7 +266,7 @@ class Settings(BaseSettings):
     weaviate_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Weaviate query or write.")
     weaviate_connect_timeout_s: float = Field(10.0, gt=0, description="Timeout of the start-up checks.")
     weaviate_hybrid_alpha: float = Field(
-        0.5, ge=0, le=1, description="Hybrid search weight: 0 keyword only, 1 vector only (rank fusion)."
+        0.5, ge=0, le=1, description="Hybrid fact search weight: 0 keyword only, 1 vector only (rank fusion)."
     )
     weaviate_batch_size: int = Field(200, ge=1, le=10_000, description="Objects per batch in an import.")
     weaviate_max_results: int = Field(
