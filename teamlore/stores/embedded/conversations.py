@@ -18,6 +18,7 @@ import numpy as np
 
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
 from teamlore.message_ranking import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, WINDOW
+from teamlore.message_ranking import wordy as text_wordy
 from teamlore.stores.embedded.vector_index import VectorIndex, best_of
 
 GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
@@ -78,7 +79,9 @@ class Conversations(VectorIndex):
                 added.append((conv, r[3], ws, ch))
             slots.append(slot)
         self._row_slot = np.concatenate([self._row_slot, np.asarray(slots, np.int64)])
-        self._row_wordy = np.concatenate([self._row_wordy, np.fromiter((_wordy(r[11]) for r in fresh), bool)])
+        self._row_wordy = np.concatenate(
+            [self._row_wordy, np.fromiter((text_wordy(r[11]) for r in fresh), bool)]
+        )
         if added:
             convs, posted, wss, chs = (np.asarray(column, np.int64) for column in zip(*added, strict=True))
             self._slot_conv = np.concatenate([self._slot_conv, convs])
@@ -251,10 +254,6 @@ def _outside(blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
     rest = blend.copy()
     rest[slots] = 0.0
     return rest
-
-
-def _wordy(text: str) -> bool:
-    return any(ch.isalnum() for ch in text)
 
 
 def _steps(first: np.ndarray) -> list[np.ndarray]:
