@@ -245,8 +245,9 @@ def test_a_missing_message_collection_is_created_with_every_property_declared():
     assert set(props) == schema.MESSAGES.names and created["description"] == schema.MESSAGES.description
     for bound in ("valid_from", "valid_to", "recorded_from", "recorded_to"):
         assert props[bound].dataType is DataType.DATE and props[bound].indexRangeFilters
-    for searched in ("text", "speaker"):
+    for searched in ("terms", "speaker"):  # stemmed words, as the file's index holds them
         assert props[searched].indexSearchable and props[searched].tokenization is Tokenization.WORD
+    assert not props["text"].indexSearchable  # shown, not searched: its terms are
     assert props["has_text"].dataType is DataType.BOOL and props["has_text"].indexFilterable
     assert not props["author_name"].indexSearchable  # the speaker is searched while there is text
     assert created["vector_config"].name == schema.MESSAGE_VECTOR

@@ -3,12 +3,14 @@ deterministic UUID."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from teamlore.domain import Fact, FactStatus, FactType, MessageVersion
 from teamlore.stores.weaviate.filters import from_stored, to_stored
+from teamlore.terms import Tokenizer
 from teamlore.timeutil import SENTINEL
 
 # Fixed namespace: the same (fact, version) is the same object id on every machine and every run,
@@ -85,6 +87,7 @@ def to_fact(props: Mapping[str, Any]) -> Fact:
 # ---- message versions (the message index) ----
 
 TOP_LEVEL = "top"  # the conversation of a channel's top-level messages
+_local = threading.local()  # each thread's tokenizer
 
 
 def message_uuid(workspace: str, channel: str, message_id: str, version: int) -> uuid.UUID:
@@ -98,9 +101,25 @@ def conversation(message_id: str, thread_id: str | None) -> str:
     return f"t:{thread_id}" if reply else TOP_LEVEL
 
 
+def index_terms(text: str) -> str:
+    """``text`` as the keyword index holds it: its ``teamlore.terms`` (stemmed words), spaced."""
+    tokenizer = getattr(_local, "tokenizer", None)
+    if tokenizer is None:  # a stemmer must not be shared between threads
+        tokenizer = _local.tokenizer = Tokenizer()
+    return " ".join(tokenizer.tokens(text))
+
+
+def query_terms(text: str) -> str:
+    """What a keyword query of the message index asks for: the query's terms, spaced ("" for none)."""
+    tokenizer = getattr(_local, "tokenizer", None)
+    if tokenizer is None:
+        tokenizer = _local.tokenizer = Tokenizer()
+    return " ".join(tokenizer.query_terms(text))
+
+
 def message_properties(version: MessageVersion, embedding_key: str | None) -> dict[str, Any]:
-    """Every declared property of a message version; ``speaker`` (the author as keyword search
-    reads them) only while the version has text, so a deleted message matches nothing."""
+    """Every declared property of a message version; ``terms`` and ``speaker`` (what keyword
+    search reads) only while the version has text, so a deleted message matches nothing."""
     object_id = message_uuid(version.workspace, version.channel, version.message_id, version.version)
     props: dict[str, Any] = {
         "version_key": str(object_id),
@@ -112,7 +131,8 @@ def message_properties(version: MessageVersion, embedding_key: str | None) -> di
         "author_id": version.author_id,
         "author_name": version.author_name,
         "text": version.text,
-        "speaker": version.author_name if version.text else "",
+        "terms": index_terms(version.text),
+        "speaker": index_terms(version.author_name) if version.text else "",
         "has_text": bool(version.text),
         "valid_from": to_stored(version.posted_at),
         "valid_to": to_stored(SENTINEL),

@@ -105,7 +105,9 @@ class MessageVersionWriter:
         where = filters.of_message(workspace, channel, message_id)
         versions = [to_message_version(p) for p in self._walk(where, "withdraw")]
         self._close_all([v for v in versions if v.recorded_to == SENTINEL], at)
-        self._forget_unused(self._blank(versions, {"text": "", "speaker": "", "has_text": False}))
+        self._forget_unused(
+            self._blank(versions, {"text": "", "terms": "", "speaker": "", "has_text": False})
+        )
 
     def erase_author(self, workspace: str, author_id: str) -> ErasedMessages:
         """Blank every version of every message the person wrote (text, name, vector). Not
@@ -114,7 +116,7 @@ class MessageVersionWriter:
             author_id
         )
         versions = [to_message_version(p) for p in self._walk(where, "erasure")]
-        blank = {"text": "", "speaker": "", "has_text": False, "author_name": ""}
+        blank = {"text": "", "terms": "", "speaker": "", "has_text": False, "author_name": ""}
         keys = self._blank(versions, blank, undoable=False)
         vectors = self._forget_unused(keys)
         erased = [replace(v, text="", author_name="") for v in versions if v.recorded_to == SENTINEL]

@@ -25,15 +25,11 @@ from teamlore.domain import CONVERSATION_GAP, Message, MessageVersion, ResolvedV
 from teamlore.embedding import EmbeddingCache
 from teamlore.stores.protocols import ErasedMessages, RawMessageHit
 from teamlore.stores.weaviate import filters
-from teamlore.stores.weaviate.codec import (
-    TOP_LEVEL,
-    conversation,
-    to_message_version,
-)
+from teamlore.stores.weaviate.codec import TOP_LEVEL, conversation, query_terms, to_message_version
 from teamlore.stores.weaviate.conversation_rank import Pool, pool, spread
 from teamlore.stores.weaviate.journal import UndoJournal
 from teamlore.stores.weaviate.message_writes import MessageVersionWriter
-from teamlore.stores.weaviate.queries import farthest, floats, keyword_text, translated
+from teamlore.stores.weaviate.queries import farthest, floats, translated
 from teamlore.stores.weaviate.schema import MESSAGE_KEYWORD_PROPERTIES, MESSAGE_VECTOR
 
 STORE = "message index"
@@ -98,8 +94,8 @@ class WeaviateMessageIndex:
     def _bm25(
         self, text: str, scope: Scope, view: ResolvedView, limit: int
     ) -> list[tuple[MessageVersion, float]]:
-        query = keyword_text(text)
-        if query is None:
+        query = query_terms(text)
+        if not query:
             return []
         with translated("keyword search", STORE):
             found = self._c.query.bm25(

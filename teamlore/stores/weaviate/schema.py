@@ -34,9 +34,10 @@ DESCRIPTION = f"Teamlore fact versions (bitemporal). teamlore-schema={SCHEMA_VER
 VECTOR = "statement"  # the one named vector: the statement as Teamlore's embedder saw it
 KEYWORD_PROPERTIES = ["statement", "entities^0.5"]  # entity tags count half, as in the embedded store
 MESSAGE_VECTOR = "passage"  # a message's passage (its text after its conversation's previous one)
-# The text and, while it has text, who said it (a question naming a person reaches what they
-# said), weighed as the embedded message index weighs them.
-MESSAGE_KEYWORD_PROPERTIES = ["text", "speaker"]
+# The text's terms and, while it has text, who said it (a question naming a person reaches what
+# they said), weighed as the embedded message index weighs them. Both hold ``teamlore.terms``
+# (stemmed words, as the file's index holds them), so BM25 matches what the file's matches.
+MESSAGE_KEYWORD_PROPERTIES = ["terms", "speaker"]
 MESSAGES_SUFFIX = "Messages"  # the message collection is named after the fact collection
 _VERSION_MARK = re.compile(r"teamlore-schema=(\d+)")
 
@@ -100,7 +101,8 @@ MESSAGE_PROPERTIES: tuple[Spec, ...] = (
     _id("conversation"),
     _id("author_id"),
     Spec("author_name", DataType.TEXT, Tokenization.FIELD),
-    Spec("text", DataType.TEXT, Tokenization.WORD, searchable=True),
+    Spec("text", DataType.TEXT, Tokenization.WORD),  # what is shown; searched through ``terms``
+    Spec("terms", DataType.TEXT, Tokenization.WORD, searchable=True),
     Spec("speaker", DataType.TEXT, Tokenization.WORD, searchable=True),
     Spec("has_text", DataType.BOOL, filterable=True),
     _date("valid_from"),
