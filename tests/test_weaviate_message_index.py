@@ -6,6 +6,7 @@ tests/test_message_search.py (over the wire server)."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -450,3 +451,27 @@ def test_doctor_checks_the_message_collection_beside_the_fact_collection(tmp_pat
         client.collections.delete(settings.weaviate_collection)
         client.collections.delete(messages)
         client.close()
+
+
+@pytest.mark.parametrize("how", ["deleted", "erased"])
+def test_no_property_of_any_version_keeps_a_word_of_a_deleted_or_erased_message(index, double, stores, how):
+    """Searches cannot show it (``has_text`` is false): this pins that the words are gone from the
+    objects themselves, stemmed terms and speaker included. Control: the other author's message."""
+    stores.embeddings.put_vectors("test", {"k1": VECTOR, "k2": VECTOR})
+    said = message("m1", "The vault master key rotates quarterly.")
+    said = dataclasses.replace(said, author_id="U9", author_name="Zedekiah")
+    index.put(said, said.text, NOW, "k1")
+    index.put(said, "The vault master key rotates monthly.", NOW + timedelta(hours=1), "k1")
+    index.put(message("m2", "Noted, thanks."), "Noted, thanks.", NOW, "k2")
+    if how == "deleted":
+        index.withdraw("T1", "CA", "m1", NOW + timedelta(hours=2))
+    else:
+        index.erase_author("T1", "U9")
+    words = ("vault", "master", "rotat", "quarter", "month") + (("zedekiah",) if how == "erased" else ())
+    for obj in double.objects.values():
+        values = " ".join(str(v) for v in obj.properties.values()).lower()
+        if obj.properties["message_id"] == "m1":
+            assert not [w for w in words if w in values], obj.properties
+            assert obj.vector == {}
+        else:
+            assert "noted" in values and obj.vector  # the control keeps its words and vector
