@@ -18,6 +18,10 @@ and subtracted).
 
 Run:  python bench/locomo_recall.py [--data ../shared/data/locomo10.json] [--samples conv-26,...]
       [--cache-dir .bench-cache] [--json out.json] [--no-baselines] [--keep DIR]
+      [--weaviate-url URL --weaviate-grpc-port PORT]
+With ``--weaviate-url`` the facts and the message index live on that Weaviate (a collection pair
+per sample, deleted afterwards), as in the server stack; e.g. the tests' wire server
+(``python -m tests.weaviate_wire`` prints its ports: the double, not Weaviate's own ranking).
 The cache dir keeps passage vectors between runs (keyed by model and text, as the store's own
 cache is), so a second run embeds nothing it embedded before.
 """
@@ -165,7 +169,12 @@ def baselines(samples: Sequence[Sample], embedder: CachedEmbedder, tally: Tally)
 
 
 def teamlore(
-    samples: Sequence[Sample], cache: VectorCache, work: Path, tally: Tally, latency: dict[str, list[float]]
+    samples: Sequence[Sample],
+    cache: VectorCache,
+    work: Path,
+    tally: Tally,
+    latency: dict[str, list[float]],
+    weaviate: dict[str, object] | None = None,
 ) -> dict[str, float]:
     import httpx
     from web_server import serving
@@ -176,7 +185,12 @@ def teamlore(
         task = progress.add_task("teamlore", total=sum(len(s.questions) for s in samples))
         for sample in samples:
             store = work / sample.sample_id
-            lore = Teamlore(Settings(data_dir=store, _env_file=None), embedder=embedder)
+            where = dict(weaviate or {})
+            if where:
+                where["weaviate_collection"] = "Locomo" + "".join(
+                    c for c in sample.sample_id.title() if c.isalnum()
+                )
+            lore = Teamlore(Settings(data_dir=store, _env_file=None, **where), embedder=embedder)  # type: ignore[arg-type]
             try:
                 cache.copy(lore.settings.db_path)
                 events = store / "events.jsonl"
@@ -210,7 +224,21 @@ def teamlore(
                         progress.advance(task)
             finally:
                 lore.close()
+                if where:
+                    _drop_collections(lore.settings)
     return dict(timings)
+
+
+def _drop_collections(settings: Settings) -> None:
+    from teamlore.app import weaviate_message_collection
+    from teamlore.stores.weaviate import connect
+
+    client = connect(settings)
+    try:
+        client.collections.delete(settings.weaviate_collection)
+        client.collections.delete(weaviate_message_collection(settings))
+    finally:
+        client.close()
 
 
 def _ask(client, channel: str, question: str) -> tuple[list[list[str]], float]:
@@ -274,6 +302,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument("--keep", type=Path, default=None, help="build the stores here and keep them")
+    parser.add_argument("--weaviate-url", default="", help="facts and the message index on this Weaviate")
+    parser.add_argument("--weaviate-grpc-port", type=int, default=50051)
     args = parser.parse_args()
     if not args.data.exists():
         parser.error(f"{args.data} not found (LoCoMo is not bundled; see ../shared/data/)")
@@ -296,7 +326,12 @@ def main() -> None:
     latency: dict[str, list[float]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
         work = args.keep or Path(tmp)
-        timings = teamlore(samples, cache, work, tally, latency)
+        weaviate = (
+            {"weaviate_url": args.weaviate_url, "weaviate_grpc_port": args.weaviate_grpc_port}
+            if args.weaviate_url
+            else None
+        )
+        timings = teamlore(samples, cache, work, tally, latency, weaviate)
     methods.append("teamlore")
     result = report(tally, methods, latency, timings)
     if args.json:

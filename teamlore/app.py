@@ -57,11 +57,18 @@ FactStoreFactory = Callable[[Settings, EmbeddedStores], RemoteFactBackend]
 
 
 def open_weaviate(settings: Settings, stores: EmbeddedStores) -> RemoteFactBackend:
+    """Facts and the message index on Weaviate (the server stack); the file keeps the rest."""
     # Imported here: the client (the weaviate extra) pulls in gRPC, which the embedded default never needs.
     require("weaviate")
-    from teamlore.stores.weaviate import open_fact_store
+    from teamlore.stores.weaviate import open_fact_store, open_message_index
 
-    return open_fact_store(settings, stores.audit, stores.embeddings)
+    facts = open_fact_store(settings, stores.audit, stores.embeddings)
+    try:
+        stores.use_message_index(open_message_index(settings, facts, stores.embeddings))
+    except BaseException:
+        facts.close()
+        raise
+    return facts
 
 
 def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
@@ -76,6 +83,29 @@ def load_facts_into_weaviate(lore: Teamlore) -> CopyReport:
     if not isinstance(target, WeaviateFactBackend):
         raise ConfigurationError("set TEAMLORE_WEAVIATE_URL to the server to load the facts into")
     source = EmbeddedFactBackend(lore.stores.db, lore.stores.audit)
+    return copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
+
+
+def weaviate_message_collection(settings: Settings) -> str:
+    """The Weaviate collection holding the message index: named after the fact collection."""
+    from teamlore.stores.weaviate.schema import messages_collection
+
+    return messages_collection(settings.weaviate_collection)
+
+
+def load_messages_into_weaviate(lore: Teamlore) -> CopyReport:
+    """Copy every version of the SQLite file's message index, with its vector, into the Weaviate
+    message collection (``teamlore weaviate load-messages``): once, when a server stack whose
+    message index was in the file starts keeping it on Weaviate."""
+    require("weaviate")
+    from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
+    from teamlore.stores.weaviate.importer import copy_versions
+    from teamlore.stores.weaviate.messages import WeaviateMessageIndex
+
+    target = lore.stores.message_index
+    if not isinstance(target, WeaviateMessageIndex):
+        raise ConfigurationError("set TEAMLORE_WEAVIATE_URL to the server to load the message index into")
+    source = EmbeddedMessageIndex(lore.stores.db)
     return copy_versions(source, target, lore.stores.embeddings, lore.settings.weaviate_batch_size)
 
 

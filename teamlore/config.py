@@ -268,12 +268,15 @@ class Settings(BaseSettings):
     weaviate_collection: str = Field(
         "TeamloreFact",
         pattern=r"^[A-Z][_0-9A-Za-z]*$",
-        description="Collection holding fact versions (Weaviate wants a capitalised name).",
+        description=(
+            "Collection holding fact versions (Weaviate wants a capitalised name); the message index"
+            " is the collection of this name + Messages."
+        ),
     )
     weaviate_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Weaviate query or write.")
     weaviate_connect_timeout_s: float = Field(10.0, gt=0, description="Timeout of the start-up checks.")
     weaviate_hybrid_alpha: float = Field(
-        0.5, ge=0, le=1, description="Hybrid search weight: 0 keyword only, 1 vector only (rank fusion)."
+        0.5, ge=0, le=1, description="Hybrid fact search weight: 0 keyword only, 1 vector only (rank fusion)."
     )
     weaviate_batch_size: int = Field(200, ge=1, le=10_000, description="Objects per batch in an import.")
     weaviate_max_results: int = Field(

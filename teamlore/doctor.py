@@ -131,21 +131,27 @@ def check_weaviate(settings: Settings) -> Check:
     if missing := _missing_extra("weaviate", "weaviate", "TEAMLORE_WEAVIATE_URL"):
         return missing
     from teamlore.stores.weaviate import connect
-    from teamlore.stores.weaviate.schema import schema_differences
+    from teamlore.stores.weaviate.schema import FACTS, MESSAGES, messages_collection, schema_differences
 
     name = settings.weaviate_collection
+    collections = ((name, FACTS), (messages_collection(name), MESSAGES))
     try:
         client = connect(settings)
     except Exception as exc:
         return Check("weaviate", False, str(exc), "start Weaviate or correct TEAMLORE_WEAVIATE_URL")
+    problems: list[str] = []
+    absent: list[str] = []
     try:
         if not client.is_ready():
             return Check(
                 "weaviate", False, f"{settings.weaviate_url} answers but is not ready", "wait, or see its log"
             )
-        if not client.collections.exists(name):
-            return Check("weaviate", True, f"ready; collection {name} will be created on first use")
-        problems = schema_differences(client.collections.get(name).config.get())
+        for each, schema in collections:
+            if not client.collections.exists(each):
+                absent.append(each)
+                continue
+            found = schema_differences(client.collections.get(each).config.get(), schema)
+            problems += [f"collection {each} has another schema: {'; '.join(found)}"] if found else []
     except Exception as exc:
         return Check("weaviate", False, f"{type(exc).__name__}: {exc}", "check the Weaviate server's log")
     finally:
@@ -154,10 +160,14 @@ def check_weaviate(settings: Settings) -> Check:
         return Check(
             "weaviate",
             False,
-            f"collection {name} has another schema: {'; '.join(problems)}",
-            "set TEAMLORE_WEAVIATE_COLLECTION to a new name and run `teamlore weaviate load-facts`",
+            "; ".join(problems),
+            "set TEAMLORE_WEAVIATE_COLLECTION to a new name, run `teamlore weaviate load-facts` (facts)"
+            " and `teamlore reindex` (the message index)",
         )
-    return Check("weaviate", True, f"ready; collection {name} has the expected schema")
+    later = f"; {' and '.join(absent)} will be created on first use" if absent else ""
+    return Check(
+        "weaviate", True, f"ready; collections {name} and {collections[1][0]}: schema as expected{later}"
+    )
 
 
 def check_mongo(settings: Settings) -> Check:

@@ -204,17 +204,29 @@ def fact_store(request: pytest.FixtureRequest) -> str:
 
 
 def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
-    """A factory giving each data folder its own double collection, kept while the test runs
-    (a store opened again finds its facts, as with a server)."""
+    """A factory giving each data folder its own double collections (facts, messages), kept while
+    the test runs (a store opened again finds its facts and messages, as with a server)."""
     from teamlore.stores.weaviate.facts import WeaviateFactBackend
 
     from .weaviate_double import DoubleCollection
 
-    collections: dict[Path, DoubleCollection] = {}
+    collections: dict[Path, tuple[DoubleCollection, DoubleCollection]] = {}
 
     def open_store(settings: Settings, stores: EmbeddedStores) -> WeaviateFactBackend:
-        collection = collections.setdefault(settings.data_dir, DoubleCollection())
-        return WeaviateFactBackend(collection, stores.audit, stores.embeddings)
+        # The facts and the message index, as the server stack's wiring pairs them (app.open_weaviate).
+        from teamlore.stores.weaviate.messages import WeaviateMessageIndex
+        from teamlore.stores.weaviate.schema import MESSAGES
+
+        facts, messages = collections.setdefault(
+            settings.data_dir, (DoubleCollection(), DoubleCollection(properties=MESSAGES.names))
+        )
+        backend = WeaviateFactBackend(facts, stores.audit, stores.embeddings)
+        index = WeaviateMessageIndex(
+            messages, stores.embeddings, backend.journal, key_in_use=backend.uses_key
+        )
+        backend.key_in_use = index.uses_key
+        stores.use_message_index(index)
+        return backend
 
     return open_store
 
@@ -272,10 +284,12 @@ def make_lore(
         drop_database(mongo_url or "", database)
     for settings in collections.values():
         from teamlore.stores.weaviate import connect
+        from teamlore.stores.weaviate.schema import messages_collection
 
         client = connect(settings)
         try:
             client.collections.delete(settings.weaviate_collection)
+            client.collections.delete(messages_collection(settings.weaviate_collection))
         finally:
             client.close()
 

@@ -45,18 +45,24 @@ def _answers(*procs: subprocess.Popen[str]) -> list[object]:
 def collection(weaviate_wire):
     name = f"TeamloreWire{uuid.uuid4().hex[:12]}"
     yield name
+    _drop(weaviate_wire, name)
+
+
+def _drop(server, name: str) -> None:
+    """Delete a test's collections: the facts and the message index named after them."""
     import weaviate
 
     client = weaviate.connect_to_custom(
         http_host="127.0.0.1",
-        http_port=weaviate_wire.http_port,
+        http_port=server.http_port,
         http_secure=False,
         grpc_host="127.0.0.1",
-        grpc_port=weaviate_wire.grpc_port,
+        grpc_port=server.grpc_port,
         grpc_secure=False,
     )
     try:
         client.collections.delete(name)
+        client.collections.delete(name + "Messages")
     finally:
         client.close()
 
@@ -130,3 +136,32 @@ def test_a_process_that_loses_the_race_to_create_the_collection_checks_the_winne
     finally:
         first.close()
         second.close()
+
+
+def test_a_message_indexed_by_one_process_is_searched_and_deleted_by_another(
+    weaviate_wire, collection, tmp_path
+):
+    """The message index has no file either (issue 18, step 1): what one process indexes, another
+    with its own empty folder finds; what that one deletes, the first no longer finds. Control:
+    the same steps on another collection (nothing shared) find nothing."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    _answers(
+        _start(weaviate_wire, collection, one, "say", "m1", "Statuspage hosts our status page.", "0"),
+        # Days apart: another conversation, so neither lifts the other.
+        _start(weaviate_wire, collection, one, "say", "m2", "Grafana shows the build times.", "3"),
+    )
+    (heard,) = _answers(_start(weaviate_wire, collection, two, "heard", "Statuspage"))
+    assert heard == {"keyword": ["m1"], "semantic": ["m1"]}
+    _answers(_start(weaviate_wire, collection, two, "unsay", "m1"))
+    after_delete, control = _answers(
+        _start(weaviate_wire, collection, one, "heard", "Statuspage"),
+        _start(weaviate_wire, collection, one, "heard", "Grafana"),
+    )
+    assert after_delete == {"keyword": [], "semantic": ["m2"]}
+    assert control["keyword"] == ["m2"]
+    elsewhere = f"{collection}Other"
+    try:
+        (apart,) = _answers(_start(weaviate_wire, elsewhere, two, "heard", "Grafana"))
+    finally:
+        _drop(weaviate_wire, elsewhere)
+    assert apart == {"keyword": [], "semantic": []}

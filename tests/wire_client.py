@@ -9,7 +9,12 @@ answer as one JSON line:
   past write_version's check that version 1 is still current, prints ``read`` and waits for a
   line on stdin before inserting: ``won`` or ``lost`` (ConcurrentChange: another process
   replaced it first);
-- ``read WORD``: the current fact ids of C1, the versions of each, and a keyword search.
+- ``read WORD``: the current fact ids of C1, the versions of each, and a keyword search;
+- ``say MESSAGE_ID TEXT DAYS``: index a message of C1 posted DAYS after T0
+  (``WeaviateMessageIndex.put``, with a vector);
+- ``unsay MESSAGE_ID``: withdraw it (a deleted message);
+- ``heard WORD``: the message index's raw keyword and semantic hits in C1, and its current
+  versions' texts.
 
 The data folder holds only this process's audit log and embedding cache: nothing is shared with
 another process but the wire server. See tests/test_weaviate_wire.py.
@@ -26,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from teamlore.config import Settings
-from teamlore.domain import Fact, ResolvedView, Scope
+from teamlore.domain import Fact, Message, ResolvedView, Scope, content_hash
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.protocols import AuditEvent, ConcurrentChange
-from teamlore.stores.weaviate import WeaviateFactBackend, open_fact_store
+from teamlore.stores.weaviate import WeaviateFactBackend, open_fact_store, open_message_index
 
 from .helpers import billing_fact
 from .weaviate_wire import hermetic_client
@@ -67,6 +72,7 @@ def main(argv: list[str]) -> None:
         with hermetic_client(f"{url}/pypi/weaviate-client/json"):
             backend = open_fact_store(settings, stores.audit, stores.embeddings)
         stores.use_facts(backend)
+        stores.use_message_index(open_message_index(settings, backend, stores.embeddings))
         print(json.dumps(run(backend, stores, step, args)), flush=True)
     finally:
         stores.close()
@@ -111,7 +117,41 @@ def run(backend: WeaviateFactBackend, stores: EmbeddedStores, step: str, args: l
             "versions": {i: [(f.version, f.statement) for f in backend._versions(i, SCOPE)] for i in ids},
             "keyword": sorted(h.fact.fact_id for h in backend._keyword(args[0], SCOPE, view, 50)),
         }
+    return said(stores, step, args)
+
+
+def said(stores: EmbeddedStores, step: str, args: list[str]) -> object:
+    """The message index's steps: ``say``, ``unsay``, ``heard``."""
+    index = stores.message_index
+    if step == "say":
+        message_id, text, days = args
+        key = f"key-{message_id}"
+        stores.embeddings.put_vectors("test", {key: _vector(text)})
+        posted = T0 + timedelta(days=int(days))
+        message = Message(
+            "slack", WS, CHANNEL, message_id, None, "U1", "rita", posted, text, "", content_hash(text)
+        )
+        with stores.transaction():
+            return {"wrote": index.put(message, text, NOW, key)}
+    if step == "unsay":
+        with stores.transaction():
+            index.withdraw(WS, CHANNEL, args[0], NOW + timedelta(hours=1))
+        return {"withdrew": args[0]}
+    if step == "heard":
+        later = NOW + timedelta(days=1)
+        view = ResolvedView(valid_at=later, known_at=later, include_history=False)
+        return {
+            "keyword": sorted(h.message.message_id for h in index._keyword(args[0], SCOPE, view, 50)),
+            "semantic": sorted(
+                h.message.message_id for h in index._semantic(_vector(args[0]), SCOPE, view, 50)
+            ),
+        }
     raise SystemExit(f"unknown step {step}")
+
+
+def _vector(text: str) -> np.ndarray:
+    """A vector per word set: a query naming a message's first word lands nearest it."""
+    return np.random.default_rng(zlib.crc32(text.split()[0].encode())).standard_normal(8).astype(np.float32)
 
 
 def audit(fact: Fact, event: str) -> AuditEvent:

@@ -27,6 +27,7 @@ from teamlore.stores.protocols import (
     CheckpointStore,
     FactBackend,
     FileStore,
+    MessageIndex,
     MessageStore,
     ModelCache,
     PageStore,
@@ -50,8 +51,8 @@ class EmbeddedStores:
         self.facts: FactBackend = EmbeddedFactBackend(self.db, self.audit)
         self._remote_facts: RemoteFactBackend | None = None
         self.messages: MessageStore = EmbeddedMessageStore(self.db)
-        # Kept in the file in every configuration for now (as vectors are); see docs/stores.md.
-        self.message_index = EmbeddedMessageIndex(self.db)
+        # In the file unless a server holds it (``use_message_index``: Weaviate); docs/stores.md.
+        self.message_index: MessageIndex = EmbeddedMessageIndex(self.db)
         self.ledger = EmbeddedEventLedger(self.db)
         self.embeddings = EmbeddedEmbeddingCache(self.db)
         self.review: ReviewQueue = EmbeddedReviewQueue(self.db)
@@ -66,6 +67,11 @@ class EmbeddedStores:
         # Shared files: their state in the file, their bytes in a folder beside it (docs/files.md).
         self.files: FileStore = EmbeddedFileStore(self.db)
         self.blobs: BlobStore = FolderBlobStore.beside(self.db.path)
+
+    def use_message_index(self, index: MessageIndex) -> None:
+        """Keep the message index in a server store (Weaviate, beside its facts): its writes must
+        join the fact store's unit of work (``transaction``)."""
+        self.message_index = index
 
     def use_facts(self, facts: RemoteFactBackend) -> None:
         """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""
@@ -85,7 +91,7 @@ class EmbeddedStores:
     def warm(self) -> int:
         """Load what searches hold in memory (the fact and message indexes of the file) now, not
         at the first search; the rows held. A fact store on a server holds nothing here."""
-        held = self.message_index.warm()
+        held = self.message_index.warm() if isinstance(self.message_index, EmbeddedMessageIndex) else 0
         if isinstance(self.facts, EmbeddedFactBackend):
             held += self.facts.warm()
         return held

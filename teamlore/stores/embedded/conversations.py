@@ -17,23 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from teamlore.domain import CONVERSATION_GAP, ResolvedView, Scope
+from teamlore.message_ranking import FAR, KEYWORD_SHARE, MIN_SPAN, PERIOD_LIFT, SPREAD, WINDOW
+from teamlore.message_ranking import wordy as text_wordy
 from teamlore.stores.embedded.vector_index import VectorIndex, best_of, middle_of
 
 GAP_MICROS = int(CONVERSATION_GAP.total_seconds() * 1_000_000)
-# How far a match spreads (neighbours on each side) and how much of it each neighbour gets.
-WINDOW = 2
-SPREAD = 0.5
-# The share of it the second neighbour on a side gets, beside the first (LoCoMo tuning split,
-# docs/benchmarks.md; weighing what is said after a match apart from what is said before it
-# gained nothing there).
-FAR = 0.6
-# Hybrid: the share of the keyword score in the blend (the vector half gets the rest).
-KEYWORD_SHARE = 0.6
-# Cosines within this of the best still count when the scope's median is higher (a tiny scope).
-MIN_SPAN = 0.05
-# A question naming a period ("on October 13, 2023", "in June") lifts what was said then by this
-# share of the best score (measured on the LoCoMo tuning split, docs/benchmarks.md).
-PERIOD_LIFT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +79,9 @@ class Conversations(VectorIndex):
                 added.append((conv, r[3], ws, ch))
             slots.append(slot)
         self._row_slot = np.concatenate([self._row_slot, np.asarray(slots, np.int64)])
-        self._row_wordy = np.concatenate([self._row_wordy, np.fromiter((_wordy(r[11]) for r in fresh), bool)])
+        self._row_wordy = np.concatenate(
+            [self._row_wordy, np.fromiter((text_wordy(r[11]) for r in fresh), bool)]
+        )
         if added:
             convs, posted, wss, chs = (np.asarray(column, np.int64) for column in zip(*added, strict=True))
             self._slot_conv = np.concatenate([self._slot_conv, convs])
@@ -284,10 +274,6 @@ def _outside(blend: np.ndarray, slots: np.ndarray) -> np.ndarray:
     rest = blend.copy()
     rest[slots] = 0.0
     return rest
-
-
-def _wordy(text: str) -> bool:
-    return any(ch.isalnum() for ch in text)
 
 
 def _steps(first: np.ndarray) -> list[np.ndarray]:

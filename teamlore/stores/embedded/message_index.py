@@ -120,6 +120,15 @@ class EmbeddedMessageIndex:
         except sqlite3.Error as exc:
             raise BackendUnavailable(f"message index query failed: {exc}") from exc
 
+    def export_versions(self, after_vid: int, limit: int) -> list[tuple[int, MessageVersion, str | None]]:
+        """Every version in write order, a page at a time: (row id, version, embedding key). For
+        copying the index elsewhere (``teamlore weaviate load-messages``), never for readers."""
+        rows = self._query(
+            f"SELECT {_COLUMNS}, embedding_key FROM message_versions WHERE vid > ? ORDER BY vid LIMIT ?",
+            [after_vid, limit],
+        )
+        return [(r[0], _version(r), r["embedding_key"]) for r in rows]
+
     # ---- the pipeline's own lookups: a message's neighbours in its conversation (current text) ----
 
     def before(

@@ -9,7 +9,7 @@ versions (a row goes when its version is closed, retracted, superseded or erased
 is written with its channel's own prefix, so a lookup reads the posting lists of one channel's
 current facts only: history and other channels cost nothing.
 
-Terms are those of the in-memory keyword index (``keywords.Tokenizer``: FTS5's porter unicode61,
+Terms are those of the in-memory keyword index (``teamlore.terms.Tokenizer``: FTS5's porter unicode61,
 remove_diacritics 2), prefixed with a short hash of the workspace and channel; the table's own
 tokenizer only splits them on spaces.
 """
@@ -22,7 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
-from teamlore.stores.embedded.keywords import Tokenizer
+from teamlore.terms import Tokenizer
 from teamlore.timeutil import SENTINEL_MICROS
 
 TABLE = "fact_subjects"  # created with the schema (``stores.database``)

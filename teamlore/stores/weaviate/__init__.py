@@ -1,7 +1,10 @@
-"""Facts in Weaviate (``weaviate-client`` v4), for deployments that outgrow one SQLite file.
+"""Facts and the message index in Weaviate (``weaviate-client`` v4), for deployments that
+outgrow one SQLite file.
 
 ``open_fact_store(settings, audit, vectors)`` connects, creates or checks the collection's schema,
 and returns a ``WeaviateFactBackend``: the raw queries and write path behind the one read gate.
+``open_message_index(settings, facts, vectors)`` does the same for the message versions, on the
+fact store's connection and undo journal.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from teamlore.errors import BackendUnavailable, ConfigurationError, TeamloreErro
 from teamlore.stores.protocols import AuditLog
 from teamlore.stores.weaviate.facts import WeaviateFactBackend
 from teamlore.stores.weaviate.filters import compile_filters
-from teamlore.stores.weaviate.schema import check_schema
+from teamlore.stores.weaviate.messages import WeaviateMessageIndex
+from teamlore.stores.weaviate.schema import MESSAGES, check_schema, messages_collection
 
 
 def connect(settings: Settings) -> weaviate.WeaviateClient:
@@ -73,7 +77,40 @@ def open_fact_store(settings: Settings, audit: AuditLog, vectors: EmbeddingCache
         hybrid_alpha=settings.weaviate_hybrid_alpha,
         max_results=settings.weaviate_max_results,
         close=client.close,
+        client=client,
     )
 
 
-__all__ = ["WeaviateFactBackend", "compile_filters", "connect", "open_fact_store"]
+def open_message_index(
+    settings: Settings, facts: WeaviateFactBackend, vectors: EmbeddingCache
+) -> WeaviateMessageIndex:
+    """The message index in the collection named after the fact collection (``...Messages``),
+    created or checked like it. Its writes join the fact store's undo journal, so the stores'
+    transaction undoes both; the connection is the fact store's (closed with it)."""
+    name = messages_collection(settings.weaviate_collection)
+    try:
+        check_schema(facts.client, name, MESSAGES)
+        collection = facts.client.collections.get(name)
+    except WeaviateBaseError as exc:
+        raise BackendUnavailable(f"Weaviate schema check failed: {exc}") from exc
+    index = WeaviateMessageIndex(
+        collection,
+        vectors,
+        facts.journal,
+        max_results=settings.weaviate_max_results,
+        key_in_use=facts.uses_key,
+    )
+    # A cached vector goes when neither a fact version nor a message version uses it (as the
+    # file's ``_still_used`` asks both tables).
+    facts.key_in_use = index.uses_key
+    return index
+
+
+__all__ = [
+    "WeaviateFactBackend",
+    "WeaviateMessageIndex",
+    "compile_filters",
+    "connect",
+    "open_fact_store",
+    "open_message_index",
+]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -28,26 +28,12 @@ from teamlore.stores.protocols import RRF_K, AuditEvent, AuditLog, ConcurrentCha
 from teamlore.stores.weaviate import filters
 from teamlore.stores.weaviate.codec import to_fact, to_properties, version_uuid
 from teamlore.stores.weaviate.journal import UndoJournal, run_undos
+from teamlore.stores.weaviate.queries import farthest as _farthest
+from teamlore.stores.weaviate.queries import floats as _floats
+from teamlore.stores.weaviate.queries import keyword_text, translated, walk
 from teamlore.stores.weaviate.schema import KEYWORD_PROPERTIES, VECTOR
-from teamlore.text import content_words, words_of
 
 log = logging.getLogger(__name__)
-PAGE = 1_000  # rows per page when a write-path lookup walks a whole channel
-
-
-@contextmanager
-def translated(what: str) -> Iterator[None]:
-    """Weaviate's exceptions, as the one error the read path and the CLI understand."""
-    try:
-        yield
-    except WeaviateBaseError as exc:
-        raise BackendUnavailable(f"Weaviate fact store: {what} failed: {exc}") from exc
-
-
-def keyword_text(text: str) -> str | None:
-    """The words a keyword query searches for, as the embedded store picks them."""
-    words = content_words(text) or words_of(text)
-    return " ".join(dict.fromkeys(words)) if words else None
 
 
 class WeaviateFactBackend:
@@ -61,6 +47,7 @@ class WeaviateFactBackend:
         hybrid_alpha: float = 0.5,
         max_results: int = 10_000,
         close: Any = None,
+        client: Any = None,
     ) -> None:
         self._c = collection
         self._audit = audit
@@ -68,6 +55,10 @@ class WeaviateFactBackend:
         self._alpha = hybrid_alpha
         self._max = max_results
         self._close = close
+        self.client = client  # the connection, for the message index beside it (None in unit tests)
+        # Whether something beside the facts (the message index's versions) still uses a cached
+        # vector; set by ``open_message_index``.
+        self.key_in_use: Callable[[str], bool] = lambda key: False
         self.journal = UndoJournal()
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
@@ -247,23 +238,7 @@ class WeaviateFactBackend:
     def _walk(
         self, where: _Filters, key: str, what: str, fields: list[str] | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Every object matching ``where`` in ``key`` order, page by page (keyset paging: Weaviate
-        caps offsets at its QUERY_MAXIMUM_RESULTS). ``key`` must be unique among the matches."""
-        last = None
-        while True:
-            page_filter = where if last is None else where & Filter.by_property(key).greater_than(last)
-            with translated(what):
-                found = self._c.query.fetch_objects(
-                    filters=page_filter,
-                    sort=Sort.by_property(key),
-                    limit=PAGE,
-                    return_properties=fields,
-                )
-            for obj in found.objects:
-                yield obj.properties
-            if len(found.objects) < PAGE:
-                return
-            last = found.objects[-1].properties[key]
+        return walk(self._c, where, key, what, fields)
 
     def _cap(self, limit: int) -> int:
         # Asking for more than the server's maximum is an error; fewer rows tell the read path
@@ -384,9 +359,18 @@ class WeaviateFactBackend:
                     self._c.data.insert(properties=blank, uuid=object_id)
                 dropped += bool(stored is not None and stored.vector)
                 keys.update([props["embedding_key"]] if props.get("embedding_key") else [])
-        unshared = [key for key in sorted(keys) if not self._key_used_elsewhere(key, fact_ids)]
+        unshared = [
+            key
+            for key in sorted(keys)
+            if not self._key_used_elsewhere(key, fact_ids) and not self.key_in_use(key)
+        ]
         self._vectors.forget(unshared)
         return dropped
+
+    def uses_key(self, key: str) -> bool:
+        """Whether some fact version holds this cached vector (the message index asks before it
+        forgets one)."""
+        return self._key_used_elsewhere(key, ())
 
     def _key_used_elsewhere(self, key: str, fact_ids: Sequence[str]) -> bool:
         erased = set(fact_ids)
@@ -420,16 +404,6 @@ class WeaviateFactBackend:
     def close(self) -> None:
         if self._close is not None:
             self._close()
-
-
-def _floats(vector: np.ndarray) -> list[float]:
-    floats: list[float] = np.asarray(vector, dtype=np.float32).astype(float).tolist()
-    return floats
-
-
-def _farthest(floor: float) -> float | None:
-    """The cosine distance (1 - cosine) matching a least cosine; None: no floor."""
-    return None if floor <= -1.0 else 1.0 - floor
 
 
 def _live_in(workspace: str, channel: str) -> _Filters:

@@ -97,3 +97,27 @@ def current() -> _Filters:
 
 def fact_ids_filter(fact_ids: Iterable[str]) -> _Filters:
     return Filter.by_property("fact_id").contains_any(list(fact_ids))
+
+
+# ---- the message index ----
+
+
+def readable_messages(scope: Scope, view: ResolvedView) -> _Filters:
+    """What every raw read of the message index carries: the scope, the view's time predicate
+    (a message is valid from its posted time on), and versions that still have text (a deleted
+    or erased version is never a hit)."""
+    return compile_filters(scope, view) & Filter.by_property("has_text").equal(True)
+
+
+def said_in(workspace: str, channel: str) -> _Filters:
+    """Current message versions with text, in one channel (the pipeline's conversation lookups)."""
+    return current_in_channel(workspace, channel) & Filter.by_property("has_text").equal(True)
+
+
+def of_message(workspace: str, channel: str, message_id: str) -> _Filters:
+    """Every version of one message (the write path's lookups)."""
+    return (
+        Filter.by_property("workspace").equal(workspace)
+        & Filter.by_property("channel").equal(channel)
+        & Filter.by_property("message_id").equal(message_id)
+    )
