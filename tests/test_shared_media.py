@@ -189,7 +189,10 @@ def test_without_a_model_an_image_is_kept_by_name_only_and_nothing_is_sent(
             "40 thousand" in h.fact.statement for h in facts_found(lore, "Falcon launch budget", "C1")
         )
         (ref,) = lore.search_media_references(Scope(TEAM, ["C1"]), "diagram")
-        assert ref.name == "diagram.png" and ref.status == "unreadable"
+        assert (ref.name, ref.status) == ("diagram.png", "unreadable")
+        assert ref.detail == "image (png) is kept by name only: no model reads it (TEAMLORE_LLM_MODEL_VISION)"
+        (audio,) = lore.search_media_references(Scope(TEAM, ["C1"]), "standup")
+        assert audio.detail.endswith("(TEAMLORE_LLM_MODEL_TRANSCRIBE)")
         assert lore.stores.messages.passages_of(TEAM, "C1", ref.message_id) == []
     finally:
         lore.close()
@@ -249,3 +252,29 @@ def test_a_private_channels_image_never_reaches_another_channels_read(lore, slac
     assert not any("40 thousand" in hit.text for hit in outside.hits)
     assert all(hit.channel == "C1" for hit in outside.hits)
     assert "40 thousand" not in lore.ask("what is the Falcon launch budget?", Scope(TEAM, ["C1"])).text
+
+
+def test_the_vision_breaker_is_its_own_and_an_open_one_sends_nothing(
+    tmp_path, embedder, clock, slack, server, answers
+):
+    settings = llm_settings(server, llm_model_vision="vision-1", llm_max_retries=0, llm_breaker_failures=1)
+    lore = open_lore(tmp_path, embedder, clock, slack, **settings)
+    try:
+        chat = Chat(lore, slack)
+        answers.broken = True
+        chat.post(1, "First diagram.", files=[slack.share("F1", "one.png", "image/png", png(4, 3))])
+        chat.post(
+            2,
+            "The Falcon kickoff is on Monday.",
+            files=[slack.share("F2", "two.png", "image/png", png(5, 3))],
+        )
+
+        vision, _ = media_requests(server)
+        assert len(vision) == 1  # the second image was not sent: the vision circuit is open
+        (two,) = lore.search_media_references(Scope(TEAM, ["C1"]), "two")
+        assert two.status == "failed" and two.detail.startswith("not read:")
+        assert facts_found(lore, "Falcon kickoff", "C1")  # extraction's own circuit is closed
+        spent = {row.role: row for row in lore.stores.spend.totals()}
+        assert spent["vision"].failures == 1
+    finally:
+        lore.close()

@@ -162,11 +162,14 @@ def _read_one(
 
 
 def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
-    """An image or audio file read by its model when one is configured; None for anything else
-    (read as any file: an image without a model is then one of the types not read)."""
-    media = sniff_media(data) if deps.media is not None else None
-    if media is None or deps.media is None or not deps.media.model_for(media):
+    """An image or audio file read by its model when one is configured (without one: kept by
+    name only, ``Unreadable``, nothing sent anywhere); None for any other file."""
+    media = sniff_media(data)
+    if media is None:
         return None
+    if deps.media is None or not deps.media.model_for(media):
+        setting = "TEAMLORE_LLM_MODEL_VISION" if media.kind == "image" else "TEAMLORE_LLM_MODEL_TRANSCRIBE"
+        raise Unreadable(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
     if len(data) > deps.media.max_bytes:
         raise Unreadable(
             f"the {media.kind} is {len(data):,} bytes; the limit for the model is "
