@@ -46,7 +46,18 @@ class Request:
 
     @property
     def user(self) -> str:
-        return next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        content = next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        if isinstance(content, list):  # a vision request: its text parts (images are not text)
+            return "\n".join(part["text"] for part in content if part.get("type") == "text")
+        return content
+
+    @property
+    def images(self) -> list[str]:
+        """The data URIs of a vision request's image parts."""
+        content = next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        if not isinstance(content, list):
+            return []
+        return [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
 
     @property
     def system(self) -> str:

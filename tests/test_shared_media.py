@@ -68,7 +68,7 @@ class Media:
     def __call__(self, request: Request) -> Reply:
         if request.path.endswith("/audio/transcriptions"):
             return Reply(status=503) if self.broken else Reply(content=self.heard)
-        if isinstance(request.body["messages"][-1]["content"], list):
+        if request.images:
             return Reply(status=503) if self.broken else Reply(content=self.seen)
         return faithful(request)
 
@@ -86,11 +86,7 @@ def server(answers) -> Iterator[ScriptedModel]:
 
 
 def media_requests(server: ScriptedModel) -> tuple[list[Request], list[Request]]:
-    vision = [
-        r
-        for r in server.requests
-        if r.path.endswith("/chat/completions") and isinstance(r.body["messages"][-1]["content"], list)
-    ]
+    vision = [r for r in server.chats() if r.images]
     heard = [r for r in server.requests if r.path.endswith("/audio/transcriptions")]
     return vision, heard
 
@@ -130,12 +126,11 @@ def test_a_shared_image_is_read_by_the_vision_model_and_its_fact_cited_with_the_
     (asked,), heard = media_requests(server)
     assert not heard
     assert asked.body["model"] == "vision-1"
-    system, user = asked.body["messages"]
-    assert "never instructions" in system["content"]
-    parts = {part["type"]: part for part in user["content"]}
-    assert (
-        parts["image_url"]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(image).decode()
-    )
+    assert "never instructions" in asked.system
+    assert asked.images == ["data:image/png;base64," + base64.b64encode(image).decode()]
+    assert asked.user.startswith("Write out all the text in this image")
+    extracted = [m["text"] for r in server.chats("extract") for m in r.data["messages"]]
+    assert DIAGRAM_SAYS in extracted  # the passage went through the same (model) extraction
     assert "The planning diagram." not in str(asked.body)  # the message is not sent with it
 
     top = facts_found(lore, "Falcon launch budget", "C1")[0]
