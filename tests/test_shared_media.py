@@ -273,3 +273,21 @@ def test_the_vision_breaker_is_its_own_and_an_open_one_sends_nothing(
         assert spent["vision"].failures == 1
     finally:
         lore.close()
+
+
+def test_doctor_checks_the_media_models_and_warns_when_no_endpoint_serves_them(server):
+    from teamlore.config import Settings
+    from teamlore.doctor import check_model
+
+    alone = check_model(Settings(_env_file=None, llm_model_vision="vision-1"))
+    assert alone.ok and alone.warning and "TEAMLORE_LLM_MODEL_VISION" in alone.detail
+    assert "name only" in alone.detail
+    settings = Settings(
+        _env_file=None, llm_base_url=server.url, llm_model_vision="vision-1", llm_model_transcribe="whisper-1"
+    )
+    server.models = ["gpt-4o-mini", "vision-1"]
+    missing = check_model(settings)
+    assert not missing.ok and "does not serve whisper-1" in missing.detail
+    server.models = ["gpt-4o-mini", "vision-1", "whisper-1"]
+    assert check_model(settings).ok  # control: served, nothing to say
+    assert server.chats() == []  # no tokens spent
