@@ -291,3 +291,29 @@ def test_doctor_checks_the_media_models_and_warns_when_no_endpoint_serves_them(s
     server.models = ["gpt-4o-mini", "vision-1", "whisper-1"]
     assert check_model(settings).ok  # control: served, nothing to say
     assert server.chats() == []  # no tokens spent
+
+
+@pytest.mark.parametrize(
+    ("data", "found"),
+    [
+        (png(), ("image", "png")),
+        (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", ("image", "jpeg")),
+        (b"GIF89a\x01\x00\x01\x00", ("image", "gif")),
+        (b"RIFF\x24\x00\x00\x00WEBPVP8 ", ("image", "webp")),
+        (wav(), ("audio", "wav")),
+        (m4a(), ("audio", "m4a")),
+        (b"ID3\x04\x00\x00\x00\x00\x00\x00", ("audio", "mp3")),
+        (b"\xff\xfb\x90\x64\x00\x00", ("audio", "mp3")),  # a frame without a tag
+        (b"OggS\x00\x02\x00\x00", ("audio", "ogg")),
+        (b"\x1a\x45\xdf\xa3\x9f\x42\x86\x81", ("audio", "webm")),
+        ("text in UTF-16".encode("utf-16"), None),  # FF FE is a byte order mark, not an MP3 frame
+        (b"%PDF-1.7\n", None),
+        (b"\x00\x00\x00\x18ftypqt  ", None),  # a QuickTime video is not audio
+        (b"plain text", None),
+    ],
+)
+def test_the_kind_of_media_is_decided_by_the_bytes(data, found):
+    from teamlore.files.media import sniff_media
+
+    media = sniff_media(data)
+    assert (None if media is None else (media.kind, media.format)) == found

@@ -78,12 +78,23 @@ def sniff_media(data: bytes) -> Media | None:
         else "m4a"
         if head[4:8] == b"ftyp" and head[8:12] in _M4A_BRANDS
         else "mp3"
-        if head.startswith(b"ID3") or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0)
+        if head.startswith(b"ID3") or _mpeg_layer3_frame(head)
         else None
     )
     if audio:
         return Media("audio", audio, _AUDIO_MIME[audio])
     return None
+
+
+def _mpeg_layer3_frame(head: bytes) -> bool:
+    """An MP3 frame header without an ID3 tag: the sync bits, a version that is not reserved,
+    layer III, a bitrate and a sample rate that are not invalid (so a UTF-16 text's byte order
+    mark, ``FF FE``, is not taken for audio)."""
+    if len(head) < 3 or head[0] != 0xFF or head[1] & 0xE0 != 0xE0:
+        return False
+    version, layer = (head[1] >> 3) & 0b11, (head[1] >> 1) & 0b11
+    bitrate, rate = head[2] >> 4, (head[2] >> 2) & 0b11
+    return version != 0b01 and layer == 0b01 and bitrate not in (0, 0xF) and rate != 0b11
 
 
 @dataclass(frozen=True, slots=True)
