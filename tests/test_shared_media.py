@@ -142,6 +142,10 @@ def test_a_shared_image_is_read_by_the_vision_model_and_its_fact_cited_with_the_
     spent = {row.role: row for row in lore.stores.spend.totals()}
     assert (spent["vision"].model, spent["vision"].calls) == ("vision-1", 1)  # the spend ledger counts it
 
+    # Re-delivery of the same event asks the model nothing again: the file is read.
+    chat.post(1, "The planning diagram.", files=[slack.share("F1", "diagram.png", "image/png", image)])
+    assert len(media_requests(server)[0]) == 1
+
 
 def test_shared_audio_is_transcribed_and_its_fact_cited_with_the_file(lore, slack, server):
     chat = Chat(lore, slack)
@@ -317,3 +321,27 @@ def test_the_kind_of_media_is_decided_by_the_bytes(data, found):
 
     media = sniff_media(data)
     assert (None if media is None else (media.kind, media.format)) == found
+
+
+def test_deleting_the_message_that_shared_the_image_retracts_what_only_the_image_said(lore, slack, server):
+    from teamlore.domain import FactStatus
+
+    chat = Chat(lore, slack)
+    shared = chat.post(
+        1, "The planning diagram.", files=[slack.share("F1", "diagram.png", "image/png", png())]
+    )
+    chat.post(2, "The Falcon kickoff is on Monday.")
+    (fact,) = [
+        h.fact for h in facts_found(lore, "Falcon launch budget", "C1") if "40 thousand" in h.fact.statement
+    ]
+
+    chat.delete(shared)
+
+    assert (
+        lore.reader.history(fact.fact_id, Scope(TEAM, ["C1"])).versions[-1].fact.status
+        is FactStatus.RETRACTED
+    )
+    assert lore.stores.messages.passages_of(TEAM, "C1", shared) == []
+    assert facts_found(lore, "Falcon kickoff", "C1")  # the other message stands
+    vision, _ = media_requests(server)
+    assert len(vision) == 1  # a delete asks no model anything
