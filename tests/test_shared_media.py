@@ -63,13 +63,14 @@ class Media:
     else the faithful model; ``broken`` makes the media requests fail with 503."""
 
     def __init__(self) -> None:
-        self.seen, self.heard, self.broken = DIAGRAM_SAYS, STANDUP_SAYS, False
+        self.seen, self.heard, self.broken, self.cut = DIAGRAM_SAYS, STANDUP_SAYS, False, False
 
     def __call__(self, request: Request) -> Reply:
         if request.path.endswith("/audio/transcriptions"):
             return Reply(status=503) if self.broken else Reply(content=self.heard)
         if request.images:
-            return Reply(status=503) if self.broken else Reply(content=self.seen)
+            finish = "length" if self.cut else "stop"
+            return Reply(status=503) if self.broken else Reply(content=self.seen, finish_reason=finish)
         return faithful(request)
 
 
@@ -345,3 +346,33 @@ def test_deleting_the_message_that_shared_the_image_retracts_what_only_the_image
     assert facts_found(lore, "Falcon kickoff", "C1")  # the other message stands
     vision, _ = media_requests(server)
     assert len(vision) == 1  # a delete asks no model anything
+
+
+def test_a_vision_answer_cut_at_the_token_limit_or_the_character_limit_is_kept_as_partial(
+    tmp_path, embedder, clock, slack, server, answers
+):
+    lore = open_lore(
+        tmp_path,
+        embedder,
+        clock,
+        slack,
+        **llm_settings(server, llm_model_vision="vision-1", file_max_chars=30),
+    )
+    try:
+        chat = Chat(lore, slack)
+        chat.post(1, "Diagram.", files=[slack.share("F1", "one.png", "image/png", png(4, 3))])
+        (one,) = lore.search_media_references(Scope(TEAM, ["C1"]), "one")
+        assert (one.status, one.detail) == (
+            "partial",
+            "image: 1 passage; stopped at 30 characters (TEAMLORE_FILE_MAX_CHARS)",
+        )
+        (passage,) = lore.stores.messages.passages_of(TEAM, "C1", one.message_id)
+        assert lore.stores.messages.get_message(TEAM, "C1", passage).text == DIAGRAM_SAYS[:30].strip()
+
+        answers.seen = "The Falcon launch budget is"
+        answers.cut = True
+        chat.post(2, "Another.", files=[slack.share("F2", "two.png", "image/png", png(5, 3))])
+        (two,) = lore.search_media_references(Scope(TEAM, ["C1"]), "two")
+        assert two.status == "partial" and "TEAMLORE_LLM_MAX_OUTPUT_TOKENS" in two.detail
+    finally:
+        lore.close()

@@ -40,7 +40,9 @@ _M4A_BRANDS = (b"M4A ", b"M4B ", b"mp42", b"mp41", b"isom", b"iso2", b"dash")
 class MediaModel(Protocol):
     """What reading media needs of the model client (``llm.client.ModelClient``)."""
 
-    def read_image(self, model: str, data: bytes, mime: str, system: str, instruction: str) -> str: ...
+    def read_image(
+        self, model: str, data: bytes, mime: str, system: str, instruction: str
+    ) -> tuple[str, bool]: ...
 
     def transcribe(self, model: str, data: bytes, name: str, mime: str) -> str: ...
 
@@ -109,13 +111,16 @@ class MediaReader:
     def model_for(self, media: Media) -> str:
         return self.vision_model if media.kind == "image" else self.transcribe_model
 
-    def read(self, media: Media, data: bytes, name: str) -> str:
-        """The model's text for the file; ModelUnavailable or ModelOutputInvalid otherwise."""
+    def read(self, media: Media, data: bytes, name: str) -> tuple[str, tuple[str, ...]]:
+        """The model's text for the file and what limits it reached; ModelUnavailable or
+        ModelOutputInvalid otherwise."""
         if media.kind == "image":
-            return self.model.read_image(
+            text, cut = self.model.read_image(
                 self.vision_model, data, media.mime, VISION_SYSTEM, VISION_INSTRUCTION
             )
-        return self.model.transcribe(self.transcribe_model, data, _named(name, media), media.mime)
+            notes = ("the model's answer was cut at TEAMLORE_LLM_MAX_OUTPUT_TOKENS",) if cut else ()
+            return text, notes
+        return self.model.transcribe(self.transcribe_model, data, _named(name, media), media.mime), ()
 
 
 def _named(name: str, media: Media) -> str:

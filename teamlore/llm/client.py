@@ -132,10 +132,13 @@ class ModelClient:
         response, handle = self._send(role.value, model, self.breakers[role], estimate, send)
         return self._completion(role, model, response, handle, estimate)
 
-    def read_image(self, model: str, data: bytes, mime: str, system: str, instruction: str) -> str:
+    def read_image(
+        self, model: str, data: bytes, mime: str, system: str, instruction: str
+    ) -> tuple[str, bool]:
         """The text a vision model gives for one image (a chat completion whose user turn carries
         the image as a data URI); the same retries, rate limit, spend ledger and a breaker of its
-        own (``vision``). ModelUnavailable or ModelOutputInvalid when there is no usable answer."""
+        own (``vision``), and whether the answer was cut at TEAMLORE_LLM_MAX_OUTPUT_TOKENS (what
+        came is kept). ModelUnavailable or ModelOutputInvalid when there is no usable answer."""
         uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
         turns: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": system},
@@ -158,6 +161,7 @@ class ModelClient:
         response, handle = self._send(VISION, model, self.media_breakers[VISION], estimate, send)
         try:
             text = response.choices[0].message.content or ""
+            cut = response.choices[0].finish_reason == "length"
         except (AttributeError, IndexError, TypeError) as exc:
             self.ledger.record(SpendRow(VISION, model, failures=1))
             raise ModelOutputInvalid(
@@ -170,7 +174,7 @@ class ModelClient:
         self.ledger.record(
             SpendRow(VISION, model, calls=1, prompt_tokens=prompt, completion_tokens=completion)
         )
-        return text
+        return text, cut
 
     def transcribe(self, model: str, data: bytes, name: str, mime: str) -> str:
         """The text a transcription model hears in one audio file (``/audio/transcriptions``,

@@ -175,11 +175,10 @@ def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
             f"the {media.kind} is {len(data):,} bytes; the limit for the model is "
             f"{deps.media.max_bytes:,} (TEAMLORE_FILE_MEDIA_MAX_BYTES)"
         )
-    text = deps.media.read(media, data, name)
-    notes: tuple[str, ...] = ()
+    text, notes = deps.media.read(media, data, name)
     if len(text) > deps.limits.max_chars:
         text = text[: deps.limits.max_chars]
-        notes = (f"stopped at {deps.limits.max_chars:,} characters (TEAMLORE_FILE_MAX_CHARS)",)
+        notes += (f"stopped at {deps.limits.max_chars:,} characters (TEAMLORE_FILE_MAX_CHARS)",)
     return ReadFile(media.kind, 0, (("", text),), notes)
 
 
