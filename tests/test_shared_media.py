@@ -376,3 +376,28 @@ def test_a_vision_answer_cut_at_the_token_limit_or_the_character_limit_is_kept_a
         assert two.status == "partial" and "TEAMLORE_LLM_MAX_OUTPUT_TOKENS" in two.detail
     finally:
         lore.close()
+
+
+def test_a_name_that_lies_is_refused_and_nothing_is_sent(lore, slack, server):
+    chat = Chat(lore, slack)
+    chat.post(
+        1,
+        "Files.",
+        files=[
+            slack.share("F1", "photo.pdf", "application/pdf", png()),
+            slack.share("F2", "song.mp3", "audio/mpeg", png(5, 3)),
+            slack.share("F3", "picture.png", "image/png", wav()),
+            slack.share("F4", "diagram.jpg", "image/jpeg", png(6, 3)),  # an image all the same: read
+        ],
+    )
+    found = {
+        r.name: (r.status, r.detail)
+        for stem in ("photo", "song", "picture", "diagram")
+        for r in lore.search_media_references(Scope(TEAM, ["C1"]), stem)
+    }
+    assert found["photo.pdf"] == ("unreadable", "named .pdf but its content is not a PDF")
+    assert found["song.mp3"] == ("unreadable", "named .mp3 but its content is image (png)")
+    assert found["picture.png"] == ("unreadable", "named .png but its content is audio (wav)")
+    assert found["diagram.jpg"] == ("extracted", "image: 1 passage")
+    vision, heard = media_requests(server)
+    assert (len(vision), heard) == (1, [])

@@ -99,6 +99,24 @@ def _mpeg_layer3_frame(head: bytes) -> bool:
     return version != 0b01 and layer == 0b01 and bitrate not in (0, 0xF) and rate != 0b11
 
 
+# Names that say a document (the parser reads those, and refuses one whose bytes are not it).
+_DOCUMENTS = frozenset({"pdf", "docx", "xlsx", "xlsm", "pptx", "doc", "xls", "ppt"})
+_NAMED = {"jpg": "image", "jpeg": "image", "png": "image", "gif": "image", "webp": "image"}
+_NAMED |= {"mp3": "audio", "m4a": "audio", "wav": "audio", "ogg": "audio", "oga": "audio", "webm": "audio"}
+
+
+def name_problem(name: str, media: Media) -> str | None:
+    """``"document"`` when the name claims a document (left to the parser, which refuses it with
+    its own line), the one line for a name claiming the other media kind, or None."""
+    extension = name.rpartition(".")[2].lower() if "." in name else ""
+    if extension in _DOCUMENTS:
+        return "document"
+    claimed = _NAMED.get(extension)
+    if claimed and claimed != media.kind:
+        return f"named .{extension} but its content is {media.kind} ({media.format})"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class MediaReader:
     """The model client and the models for images and audio ("" leaves that kind unread)."""

@@ -26,7 +26,7 @@ from teamlore.errors import (
     Unreadable,
 )
 from teamlore.files.fetch import Fetcher
-from teamlore.files.media import MediaReader, sniff_media
+from teamlore.files.media import MediaReader, name_problem, sniff_media
 from teamlore.files.passages import passage_events, passages
 from teamlore.files.sandbox import ReadFile, ReadLimits, read_file
 from teamlore.stores.protocols import BlobStore, FileRecord, FileStatus, FileStore
@@ -167,6 +167,11 @@ def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
     media = sniff_media(data)
     if media is None:
         return None
+    problem = name_problem(name, media)
+    if problem == "document":
+        return None  # a name that lies about a document: the parser's refusal, as for any file
+    if problem:
+        raise Unreadable(problem)
     if deps.media is None or not deps.media.model_for(media):
         setting = "TEAMLORE_LLM_MODEL_VISION" if media.kind == "image" else "TEAMLORE_LLM_MODEL_TRANSCRIBE"
         raise Unreadable(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
