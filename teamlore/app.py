@@ -33,6 +33,7 @@ from teamlore.files.fetch import (
     slack_source,
     teams_source,
 )
+from teamlore.files.media import MediaReader
 from teamlore.files.sandbox import ReadLimits
 from teamlore.graph_token import TokenProvider, client_credentials_token
 from teamlore.stores.embedded import EmbeddedStores
@@ -235,6 +236,7 @@ class Teamlore:
             max_bytes=settings.file_max_bytes,
             max_passages=settings.file_max_passages,
             max_chars=settings.max_message_chars,
+            media=self._media_reader(),
         )
         self.review.notify = self.wiki.note_changes
         self.access = Access(
@@ -318,6 +320,14 @@ class Teamlore:
     ) -> ActivityPage:
         sources = ActivitySources(self.stores.audit, self.reader, self.stores.messages)
         return recent_activity(sources, scope, self.clock(), since, limit, before, after)
+
+    def _media_reader(self) -> MediaReader | None:
+        """Images and audio read by the vision and transcription models, when the endpoint and
+        at least one of them are configured; None keeps them names only."""
+        s = self.settings
+        if self.llm is None or not (s.llm_model_vision or s.llm_model_transcribe):
+            return None
+        return MediaReader(self.llm, s.llm_model_vision, s.llm_model_transcribe, s.file_media_max_bytes)
 
     def _model_client(self) -> ModelClient | None:
         """The model client when TEAMLORE_LLM_BASE_URL is set; None keeps everything heuristic

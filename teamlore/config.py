@@ -109,6 +109,16 @@ class Settings(BaseSettings):
     )
     llm_model_write: str = Field("", description="Model for page writing (empty: TEAMLORE_LLM_MODEL).")
     llm_model_answer: str = Field("", description="Model for answers (empty: TEAMLORE_LLM_MODEL).")
+    llm_model_vision: str = Field(
+        "",
+        description="Model that reads shared images (png, jpeg, gif, webp): their text and a plain "
+        "description, through TEAMLORE_LLM_BASE_URL. Empty: images are kept by name only.",
+    )
+    llm_model_transcribe: str = Field(
+        "",
+        description="Model that transcribes shared audio (mp3, m4a, wav, ogg, webm) through "
+        "TEAMLORE_LLM_BASE_URL's /audio/transcriptions. Empty: audio is kept by name only.",
+    )
     llm_timeout_s: float = Field(60.0, gt=0, description="Seconds one model request may take.")
     llm_max_retries: int = Field(4, ge=0, description="Retries of a request that timed out, got 429 or 5xx.")
     llm_backoff_s: float = Field(1.0, ge=0, description="First retry wait; doubles each retry (with jitter).")
@@ -168,6 +178,12 @@ class Settings(BaseSettings):
     )
     file_memory_mb: int = Field(
         768, ge=64, description="Memory one file's reader may use (its address space)."
+    )
+    file_media_max_bytes: int = Field(
+        20_000_000,
+        ge=1,
+        description="An image or audio file larger than this is not sent to the vision or "
+        "transcription model.",
     )
     file_fetch_timeout_s: float = Field(30.0, gt=0, description="Time to fetch one shared file.")
     # Every connector (docs/connectors/*.md, "Catch-up after downtime").

@@ -82,7 +82,24 @@ def check_embedder(settings: Settings) -> Check:
 
 def check_model(settings: Settings) -> Check:
     """The model endpoint answers and lists the models the roles use (without spending tokens)."""
+    media = [
+        name
+        for name, model in (
+            ("TEAMLORE_LLM_MODEL_VISION", settings.llm_model_vision),
+            ("TEAMLORE_LLM_MODEL_TRANSCRIBE", settings.llm_model_transcribe),
+        )
+        if model
+    ]
     if not settings.llm_base_url:
+        if media:
+            return Check(
+                "model",
+                True,
+                f"{' and '.join(media)} set but no TEAMLORE_LLM_BASE_URL: "
+                "images and audio are kept by name only",
+                "set TEAMLORE_LLM_BASE_URL to the endpoint that serves them",
+                warning=True,
+            )
         return Check("model", True, "not configured: extraction, judging, pages and answers are heuristic")
     if missing := _missing_extra("model", "llm", "TEAMLORE_LLM_BASE_URL"):
         return missing
@@ -91,7 +108,7 @@ def check_model(settings: Settings) -> Check:
     wanted = {
         getattr(settings, f"llm_model_{role}") or settings.llm_model
         for role in ("extract", "judge", "write", "answer")
-    }
+    } | {model for model in (settings.llm_model_vision, settings.llm_model_transcribe) if model}
     client = openai.OpenAI(
         base_url=settings.llm_base_url,
         api_key=settings.llm_api_key or "unused",
@@ -120,7 +137,8 @@ def check_model(settings: Settings) -> Check:
             "model",
             False,
             f"{settings.llm_base_url} does not serve {', '.join(absent)}",
-            "set TEAMLORE_LLM_MODEL (or TEAMLORE_LLM_MODEL_<ROLE>) to a model the endpoint lists",
+            "set TEAMLORE_LLM_MODEL (or TEAMLORE_LLM_MODEL_<ROLE>, _VISION, _TRANSCRIBE)"
+            " to a model the endpoint lists",
         )
     return Check("model", True, f"{settings.llm_base_url} serves {', '.join(sorted(wanted))}")
 

@@ -8,6 +8,7 @@ returns valid output built only from what the prompt gave it.
 
 from __future__ import annotations
 
+import email.policy
 import hashlib
 import json
 import threading
@@ -15,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,7 +46,18 @@ class Request:
 
     @property
     def user(self) -> str:
-        return next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        content = next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        if isinstance(content, list):  # a vision request: its text parts (images are not text)
+            return "\n".join(part["text"] for part in content if part.get("type") == "text")
+        return content
+
+    @property
+    def images(self) -> list[str]:
+        """The data URIs of a vision request's image parts."""
+        content = next(m["content"] for m in self.body["messages"] if m["role"] == "user")
+        if not isinstance(content, list):
+            return []
+        return [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
 
     @property
     def system(self) -> str:
@@ -84,7 +97,9 @@ class ScriptedModel:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                kind = self.headers.get("Content-Type", "")
+                body = _multipart(kind, raw) if kind.startswith("multipart/") else json.loads(raw)
                 request = Request(
                     self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic()
                 )
@@ -143,6 +158,8 @@ class ScriptedModel:
             return json.dumps(_embeddings(request.body)).encode()
         if reply.status != 200:
             return json.dumps({"error": {"message": "scripted failure", "type": "scripted"}}).encode()
+        if request.path.endswith("/audio/transcriptions"):
+            return json.dumps({"text": reply.content or ""}).encode()
         prompt, completion = reply.usage or (
             sum(len(m["content"]) for m in request.body["messages"]) // 4,
             len(reply.content or "") // 4,
@@ -181,6 +198,24 @@ class ScriptedModel:
         self._stop.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart/form-data body (``/audio/transcriptions``): its fields, and each file part as
+    ``{"filename", "content_type", "data"}`` under its field name."""
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw
+    )
+    body: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        data = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is None:
+            body[str(name)] = data.decode()
+        else:
+            body[str(name)] = {"filename": filename, "content_type": part.get_content_type(), "data": data}
+    return body
 
 
 def _embeddings(body: dict) -> dict:

@@ -8,13 +8,14 @@ nothing above sees an ``openai`` type.
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import cast
+from typing import Any, TypeVar, cast
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
@@ -32,6 +33,10 @@ RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504})
 # The endpoint pacing us: neither a failure nor a success for the circuit breaker.
 PACING = 429
 CHARS_PER_TOKEN = 4  # the rate limiter's estimate before the endpoint reports usage
+IMAGE_TOKENS = 1500  # the rate limiter's estimate of one image
+# Reading shared images and audio (docs/files.md): roles of their own in the ledger and breakers.
+VISION, TRANSCRIBE = "vision", "transcribe"
+T = TypeVar("T")
 
 
 class Role(StrEnum):
@@ -88,6 +93,16 @@ class ModelClient:
             )
             for role in Role
         }
+        self.media_breakers = {
+            name: CircuitBreaker(
+                name,
+                settings.llm_breaker_failures,
+                settings.llm_breaker_cooldown_s,
+                publish=self._published,
+                clock=clock,
+            )
+            for name in (VISION, TRANSCRIBE)
+        }
 
     def _published(self, status: BreakerRow) -> None:
         self.ledger.set_breaker(status)
@@ -103,35 +118,110 @@ class ModelClient:
         """One JSON-mode chat completion; retried on timeouts, 429 and 5xx, then ModelUnavailable."""
         model = self.model_for(role)
         estimate = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + self._max_output
-        breaker = self.breakers[role]
+
+        def send() -> ChatCompletion:
+            return self._openai.chat.completions.create(
+                model=model,
+                # The system and user turns of ``prompts``, as the endpoint takes them.
+                messages=cast(list[ChatCompletionMessageParam], [dict(m) for m in messages]),
+                temperature=0,
+                max_tokens=self._max_output,
+                response_format={"type": "json_object"},
+            )
+
+        response, handle = self._send(role.value, model, self.breakers[role], estimate, send)
+        return self._completion(role, model, response, handle, estimate)
+
+    def read_image(
+        self, model: str, data: bytes, mime: str, system: str, instruction: str
+    ) -> tuple[str, bool]:
+        """The text a vision model gives for one image (a chat completion whose user turn carries
+        the image as a data URI); the same retries, rate limit, spend ledger and a breaker of its
+        own (``vision``), and whether the answer was cut at TEAMLORE_LLM_MAX_OUTPUT_TOKENS (what
+        came is kept). ModelUnavailable or ModelOutputInvalid when there is no usable answer."""
+        uri = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        turns: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": system},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": instruction},
+                    {"type": "image_url", "image_url": {"url": uri}},
+                ],
+            },
+        ]
+        # An image costs the endpoint a few hundred to a few thousand tokens, whatever its bytes.
+        estimate = (len(system) + len(instruction)) // CHARS_PER_TOKEN + IMAGE_TOKENS + self._max_output
+
+        def send() -> ChatCompletion:
+            return self._openai.chat.completions.create(
+                model=model, messages=turns, temperature=0, max_tokens=self._max_output
+            )
+
+        response, handle = self._send(VISION, model, self.media_breakers[VISION], estimate, send)
+        try:
+            text = response.choices[0].message.content or ""
+            cut = response.choices[0].finish_reason == "length"
+        except (AttributeError, IndexError, TypeError) as exc:
+            self.ledger.record(SpendRow(VISION, model, failures=1))
+            raise ModelOutputInvalid(
+                f"the endpoint sent something that is not a chat completion: {exc}"
+            ) from exc
+        usage = getattr(response, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.limiter.settle(handle, prompt + completion if usage else estimate)
+        self.ledger.record(
+            SpendRow(VISION, model, calls=1, prompt_tokens=prompt, completion_tokens=completion)
+        )
+        return text, cut
+
+    def transcribe(self, model: str, data: bytes, name: str, mime: str) -> str:
+        """The text a transcription model hears in one audio file (``/audio/transcriptions``,
+        multipart); the same retries, rate limit and spend ledger, a breaker of its own."""
+
+        def send() -> Any:
+            return self._openai.audio.transcriptions.create(model=model, file=(name, data, mime or None))
+
+        response, handle = self._send(
+            TRANSCRIBE, model, self.media_breakers[TRANSCRIBE], self._max_output, send
+        )
+        text = getattr(response, "text", None)
+        if not isinstance(text, str):
+            self.ledger.record(SpendRow(TRANSCRIBE, model, failures=1))
+            raise ModelOutputInvalid("the endpoint sent something that is not a transcription")
+        self.limiter.settle(handle, len(text) // CHARS_PER_TOKEN)
+        self.ledger.record(
+            SpendRow(TRANSCRIBE, model, calls=1, completion_tokens=len(text) // CHARS_PER_TOKEN)
+        )
+        return text
+
+    def _send(
+        self, role: str, model: str, breaker: CircuitBreaker, estimate: int, send: Callable[[], T]
+    ) -> tuple[T, list[float]]:
+        """``send`` under the breaker and the rate limit, retried on timeouts, 429 and 5xx; the
+        answer and the rate limiter's handle (the caller settles it), else ModelUnavailable."""
         breaker.admit()  # while the role's circuit is open: ModelUnavailable at once, no request
         attempt = 0
         while True:
             handle = self.limiter.acquire(estimate)
             try:
-                response = self._openai.chat.completions.create(
-                    model=model,
-                    # The system and user turns of ``prompts``, as the endpoint takes them.
-                    messages=cast(list[ChatCompletionMessageParam], [dict(m) for m in messages]),
-                    temperature=0,
-                    max_tokens=self._max_output,
-                    response_format={"type": "json_object"},
-                )
+                response = send()
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 self.limiter.settle(handle, 0)
-                self.ledger.record(SpendRow(role.value, model, failures=1))
+                self.ledger.record(SpendRow(role, model, failures=1))
                 if getattr(exc, "status_code", None) != PACING:
                     breaker.failed()
                 # An open circuit ends the retries too: the next request would be refused anyway.
                 wait = None if breaker.is_open else self._wait_before_retry(exc, attempt)
-                log.warning("model %s (%s) failed, attempt %d: %s", model, role.value, attempt + 1, exc)
+                log.warning("model %s (%s) failed, attempt %d: %s", model, role, attempt + 1, exc)
                 if wait is None:
                     raise ModelUnavailable(_describe(exc, self.base_url)) from exc
                 self._sleep(wait)
                 attempt += 1
                 continue
             breaker.succeeded()  # the endpoint answered; whether the answer is usable is the caller's
-            return self._completion(role, model, response, handle, estimate)
+            return response, handle
 
     def _completion(
         self, role: Role, model: str, response: ChatCompletion, handle: list[float], estimate: int

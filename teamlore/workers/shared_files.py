@@ -16,8 +16,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from teamlore.domain import Attachment, Channel, EventKind, Message, MessageEvent
-from teamlore.errors import BackendUnavailable, FetchFailed, InvalidInput, MissingExtra, Unreadable
+from teamlore.errors import (
+    BackendUnavailable,
+    FetchFailed,
+    InvalidInput,
+    MissingExtra,
+    ModelOutputInvalid,
+    ModelUnavailable,
+    Unreadable,
+)
 from teamlore.files.fetch import Fetcher
+from teamlore.files.media import MediaReader, name_problem, sniff_media
 from teamlore.files.passages import passage_events, passages
 from teamlore.files.sandbox import ReadFile, ReadLimits, read_file
 from teamlore.stores.protocols import BlobStore, FileRecord, FileStatus, FileStore
@@ -46,6 +55,7 @@ class FileDeps:
     max_bytes: int
     max_passages: int
     max_chars: int  # a passage is a message: TEAMLORE_MAX_MESSAGE_CHARS
+    media: MediaReader | None = None  # images and audio read by a model (None: by name only)
 
 
 def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], deps: FileDeps) -> None:
@@ -127,7 +137,11 @@ def _read_one(
     except BackendUnavailable as exc:
         return record(FileStatus.FAILED, f"not kept: {exc}"), set()
     try:
-        read = read_file(data, attachment.name, attachment.mime_type, deps.limits)
+        read = _read_media(data, attachment.name, deps) or read_file(
+            data, attachment.name, attachment.mime_type, deps.limits
+        )
+    except (ModelUnavailable, ModelOutputInvalid) as exc:  # read again by re-index
+        return record(FileStatus.FAILED, f"not read: {_one_line(str(exc))}", sha), set()
     except Unreadable as exc:
         return record(FileStatus.UNREADABLE, str(exc), sha), set()
     except MissingExtra as exc:  # read again by re-index once the extra is installed
@@ -145,6 +159,36 @@ def _read_one(
     return record(status, _summary(read, len(found), notes), sha, read.pages, len(found)), {
         e.message_id for e in derived
     }
+
+
+def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
+    """An image or audio file read by its model when one is configured (without one: kept by
+    name only, ``Unreadable``, nothing sent anywhere); None for any other file."""
+    media = sniff_media(data)
+    if media is None:
+        return None
+    problem = name_problem(name, media)
+    if problem == "document":
+        return None  # a name that lies about a document: the parser's refusal, as for any file
+    if problem:
+        raise Unreadable(problem)
+    if deps.media is None or not deps.media.model_for(media):
+        setting = "TEAMLORE_LLM_MODEL_VISION" if media.kind == "image" else "TEAMLORE_LLM_MODEL_TRANSCRIBE"
+        raise Unreadable(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
+    if len(data) > deps.media.max_bytes:
+        raise Unreadable(
+            f"the {media.kind} is {len(data):,} bytes; the limit for the model is "
+            f"{deps.media.max_bytes:,} (TEAMLORE_FILE_MEDIA_MAX_BYTES)"
+        )
+    text, notes = deps.media.read(media, data, name)
+    if len(text) > deps.limits.max_chars:
+        text = text[: deps.limits.max_chars]
+        notes += (f"stopped at {deps.limits.max_chars:,} characters (TEAMLORE_FILE_MAX_CHARS)",)
+    return ReadFile(media.kind, 0, (("", text),), notes)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]
 
 
 def _summary(read: ReadFile, count: int, notes: list[str]) -> str:
