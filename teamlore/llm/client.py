@@ -159,22 +159,8 @@ class ModelClient:
             )
 
         response, handle = self._send(VISION, model, self.media_breakers[VISION], estimate, send)
-        try:
-            text = response.choices[0].message.content or ""
-            cut = response.choices[0].finish_reason == "length"
-        except (AttributeError, IndexError, TypeError) as exc:
-            self.ledger.record(SpendRow(VISION, model, failures=1))
-            raise ModelOutputInvalid(
-                f"the endpoint sent something that is not a chat completion: {exc}"
-            ) from exc
-        usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        self.limiter.settle(handle, prompt + completion if usage else estimate)
-        self.ledger.record(
-            SpendRow(VISION, model, calls=1, prompt_tokens=prompt, completion_tokens=completion)
-        )
-        return text, cut
+        text, finish, _, _ = self._settled(VISION, model, response, handle, estimate)
+        return text, finish == "length"
 
     def transcribe(self, model: str, data: bytes, name: str, mime: str) -> str:
         """The text a transcription model hears in one audio file (``/audio/transcriptions``,
@@ -226,12 +212,24 @@ class ModelClient:
     def _completion(
         self, role: Role, model: str, response: ChatCompletion, handle: list[float], estimate: int
     ) -> Completion:
+        text, finish, prompt, completion = self._settled(role.value, model, response, handle, estimate)
+        if finish == "length":
+            raise ModelOutputInvalid(
+                f"the answer was cut at {self._max_output} tokens (TEAMLORE_LLM_MAX_OUTPUT_TOKENS)"
+            )
+        return Completion(text, model, prompt, completion)
+
+    def _settled(
+        self, role: str, model: str, response: ChatCompletion, handle: list[float], estimate: int
+    ) -> tuple[str, str | None, int, int]:
+        """A chat completion's text, finish reason and token counts, its tokens settled with the
+        rate limiter and its call in the spend ledger (a failure there when it is no completion)."""
         try:
             choice = response.choices[0]
             text = choice.message.content or ""
             finish = choice.finish_reason
         except (AttributeError, IndexError, TypeError) as exc:
-            self.ledger.record(SpendRow(role.value, model, failures=1))
+            self.ledger.record(SpendRow(role, model, failures=1))
             raise ModelOutputInvalid(
                 f"the endpoint sent something that is not a chat completion: {exc}"
             ) from exc
@@ -239,14 +237,8 @@ class ModelClient:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         self.limiter.settle(handle, prompt + completion if usage else estimate)
-        self.ledger.record(
-            SpendRow(role.value, model, calls=1, prompt_tokens=prompt, completion_tokens=completion)
-        )
-        if finish == "length":
-            raise ModelOutputInvalid(
-                f"the answer was cut at {self._max_output} tokens (TEAMLORE_LLM_MAX_OUTPUT_TOKENS)"
-            )
-        return Completion(text, model, prompt, completion)
+        self.ledger.record(SpendRow(role, model, calls=1, prompt_tokens=prompt, completion_tokens=completion))
+        return text, finish, prompt, completion
 
     def _wait_before_retry(self, exc: Exception, attempt: int) -> float | None:
         """Seconds to wait before asking again, or None when asking again is pointless."""
