@@ -536,7 +536,8 @@ class FileStore(Protocol):
 
 
 class BlobStore(Protocol):
-    """File bytes by their sha256: a folder beside the SQLite file (MongoDB GridFS to follow)."""
+    """File bytes by their sha256: a folder beside the SQLite file in the embedded default, MongoDB
+    GridFS in the server stack (``stores.mongo.blobs``)."""
 
     def put(self, data: bytes) -> str: ...
 

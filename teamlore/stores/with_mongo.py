@@ -1,11 +1,11 @@
 """The server configuration: the SQLite file with MongoDB beside it for messages, channels, the
 audit log, review items, tombstones, pages, page versions and the routing index (written through
 the file's outbox), and for what no event's transaction touches: API tokens, backfill
-checkpoints and high-water marks, the model spend ledger and breaker states, and the model cache
-(written straight to MongoDB). Everything else stays where ``EmbeddedStores`` keeps it: facts in
-the SQLite file (or on Weaviate, through ``use_facts``), vectors, the embedding cache, the ledger
-of applied events, the push replay guard (Redis when configured, see ``teamlore.app``) and the
-dirty set (or Redis)."""
+checkpoints and high-water marks, the model spend ledger and breaker states, the model cache and
+shared files' bytes (GridFS; written straight to MongoDB). Everything else stays where
+``EmbeddedStores`` keeps it: facts in the SQLite file (or on Weaviate, through ``use_facts``),
+vectors, the embedding cache, the ledger of applied events, shared files' records, the push
+replay guard (Redis when configured, see ``teamlore.app``) and the dirty set (or Redis)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.tokens import EmbeddedTokenStore
 from teamlore.stores.hashing import KeyedAuditLog
 from teamlore.stores.mongo.audit import MongoAuditLog
+from teamlore.stores.mongo.blobs import MongoBlobStore
 from teamlore.stores.mongo.journal import WriteJournal
 from teamlore.stores.mongo.llm import MongoModelCache, MongoSpendLedger
 from teamlore.stores.mongo.messages import MongoMessageStore
@@ -55,6 +56,7 @@ class MongoStores(EmbeddedStores):
             self.checkpoints = MongoCheckpointStore(self.runtime)
             self.spend = MongoSpendLedger(self.runtime)
             self.model_cache = MongoModelCache(self.runtime)
+            self.blobs = MongoBlobStore(self.runtime)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
             adopt_file_records(self)

@@ -142,9 +142,12 @@ class FolderBlobStore:
 
     def get(self, sha256: str) -> bytes:
         try:
-            return self._path(sha256).read_bytes()
+            data = self._path(sha256).read_bytes()
         except OSError as exc:
             raise BackendUnavailable(f"file {sha256[:12]} is not in {self.root}: {exc.strerror}") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:  # a damaged blob is never parsed
+            raise BackendUnavailable(f"file {sha256[:12]} in {self.root} does not match its hash")
+        return data
 
     def delete(self, shas: Iterable[str]) -> int:
         gone = 0
