@@ -25,6 +25,7 @@ from teamlore.errors import (
     ModelUnavailable,
     Unreadable,
 )
+from teamlore.files import carried
 from teamlore.files.fetch import Fetcher
 from teamlore.files.media import MediaReader, name_problem, sniff_media
 from teamlore.files.passages import passage_events, passages
@@ -56,6 +57,8 @@ class FileDeps:
     max_passages: int
     max_chars: int  # a passage is a message: TEAMLORE_MAX_MESSAGE_CHARS
     media: MediaReader | None = None  # images and audio read by a model (None: by name only)
+    # The files of the export being imported (``files.carried``); None: no export is.
+    carried: Fetcher | None = None
 
 
 def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], deps: FileDeps) -> None:
@@ -120,7 +123,11 @@ def _read_one(
         log.info("file %s of %s/%s: %s %s", attachment.name, event.channel, event.message_id, status, detail)
         return made
 
-    fetcher = deps.fetchers.get(event.platform)
+    in_export = attachment.download_url.startswith(carried.PREFIX)
+    fetcher = deps.carried if in_export else deps.fetchers.get(event.platform)
+    if fetcher is None and in_export:
+        detail = "not fetched: a file carried by an export is read while that export is imported"
+        return record(FileStatus.FAILED, detail + " (import it again, without Redis configured)"), set()
     if fetcher is None:
         needed = _TOKENS.get(event.platform, f"a way to fetch {event.platform} files (not built yet)")
         return record(FileStatus.FAILED, f"not fetched: no {needed}"), set()
