@@ -38,6 +38,12 @@ log = logging.getLogger(__name__)
 # A sharing message whose text was stored (or was already): its files are read.
 _STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
 _SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
+
+
+class _NameOnly(Unreadable):
+    """An image or audio file no configured model reads: kept by name until one does."""
+
+
 # What a platform's files need to be fetched (``app.file_fetchers`` builds the fetchers).
 _TOKENS = {
     "slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)",
@@ -98,7 +104,7 @@ def _read_one(
     event: MessageEvent, position: int, attachment: Attachment, deps: FileDeps
 ) -> tuple[FileRecord, set[str]]:
     held = deps.files.get(event.workspace, event.channel, event.message_id, position)
-    if held is not None and held.status in _SETTLED and held.name == attachment.name:
+    if held is not None and _settled(held, deps) and held.name == attachment.name:
         current = deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)
         return held, {p for p in current if f"~f{held.sha256[:16]}~" in p}
     attempts = (held.attempts if held is not None else 0) + 1
@@ -123,14 +129,9 @@ def _read_one(
         log.info("file %s of %s/%s: %s %s", attachment.name, event.channel, event.message_id, status, detail)
         return made
 
-    in_export = attachment.download_url.startswith(carried.PREFIX)
-    fetcher = deps.carried if in_export else deps.fetchers.get(event.platform)
-    if fetcher is None and in_export:
-        detail = "not fetched: a file carried by an export is read while that export is imported"
-        return record(FileStatus.FAILED, detail + " (import it again, without Redis configured)"), set()
-    if fetcher is None:
-        needed = _TOKENS.get(event.platform, f"a way to fetch {event.platform} files (not built yet)")
-        return record(FileStatus.FAILED, f"not fetched: no {needed}"), set()
+    fetcher = _fetcher(event.platform, attachment, deps)
+    if isinstance(fetcher, str):
+        return record(FileStatus.FAILED, fetcher), set()
     if attachment.size is not None and attachment.size > deps.max_bytes:
         detail = f"the file is {attachment.size:,} bytes; the limit is {deps.max_bytes:,}"
         detail += " (TEAMLORE_FILE_MAX_BYTES)"
@@ -149,6 +150,8 @@ def _read_one(
         )
     except (ModelUnavailable, ModelOutputInvalid) as exc:  # read again by re-index
         return record(FileStatus.FAILED, f"not read: {_one_line(str(exc))}", sha), set()
+    except _NameOnly as exc:
+        return record(FileStatus.NAME_ONLY, str(exc), sha), set()
     except Unreadable as exc:
         return record(FileStatus.UNREADABLE, str(exc), sha), set()
     except MissingExtra as exc:  # read again by re-index once the extra is installed
@@ -168,6 +171,29 @@ def _read_one(
     }
 
 
+def _settled(held: FileRecord, deps: FileDeps) -> bool:
+    """Read before, or found unreadable: a re-delivery leaves it as recorded. A file kept by name
+    only is read again once a model can read it."""
+    return held.status in _SETTLED or (held.status is FileStatus.NAME_ONLY and deps.media is None)
+
+
+def _fetcher(platform: str, attachment: Attachment, deps: FileDeps) -> Fetcher | str:
+    """What fetches the attachment: the export being imported for a file it carries, else the
+    platform's fetcher; or why there is none."""
+    if attachment.download_url.startswith(carried.PREFIX):
+        if deps.carried is None:
+            return (
+                "not fetched: a file carried by an export is read while that export is imported"
+                " (import it again, without Redis configured)"
+            )
+        return deps.carried
+    fetcher = deps.fetchers.get(platform)
+    if fetcher is None:
+        needed = _TOKENS.get(platform, f"a way to fetch {platform} files (not built yet)")
+        return f"not fetched: no {needed}"
+    return fetcher
+
+
 def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
     """An image or audio file read by its model when one is configured (without one: kept by
     name only, ``Unreadable``, nothing sent anywhere); None for any other file."""
@@ -181,7 +207,7 @@ def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
         raise Unreadable(problem)
     if deps.media is None or not deps.media.model_for(media):
         setting = "TEAMLORE_LLM_MODEL_VISION" if media.kind == "image" else "TEAMLORE_LLM_MODEL_TRANSCRIBE"
-        raise Unreadable(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
+        raise _NameOnly(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
     if len(data) > deps.media.max_bytes:
         raise Unreadable(
             f"the {media.kind} is {len(data):,} bytes; the limit for the model is "
@@ -222,10 +248,12 @@ def _forget(deps: FileDeps, workspace: str, messages: list[tuple[str, str]]) -> 
 
 
 def retry_failed(workspace: str, channels: Sequence[str], deps: FileDeps) -> list[FileRecord]:
-    """Fetch and read again the files whose fetch failed (re-index); what each came to now."""
+    """Fetch and read again the files whose fetch failed, and, once a model reads images or
+    audio, those kept by name only (re-index); what each came to now."""
     tried: list[FileRecord] = []
     seen: set[tuple[str, str]] = set()
-    for failed in deps.files.failed(workspace, channels):
+    statuses = {FileStatus.FAILED} | ({FileStatus.NAME_ONLY} if deps.media is not None else set())
+    for failed in deps.files.with_status(workspace, channels, statuses):
         if (failed.channel, failed.message_id) in seen:
             continue
         seen.add((failed.channel, failed.message_id))

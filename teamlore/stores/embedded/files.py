@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from teamlore.errors import BackendUnavailable
@@ -61,12 +61,14 @@ class EmbeddedFileStore:
             found += [_record(r) for r in rows]
         return found
 
-    def failed(self, workspace: str, channels: Sequence[str]) -> list[FileRecord]:
-        marks = ",".join("?" * len(channels))
+    def with_status(
+        self, workspace: str, channels: Sequence[str], statuses: Collection[FileStatus]
+    ) -> list[FileRecord]:
+        marks, kinds = ",".join("?" * len(channels)), ",".join("?" * len(statuses))
         rows = self._db.conn.execute(
-            f"SELECT * FROM shared_files WHERE workspace = ? AND channel IN ({marks}) AND status = ?"
-            " ORDER BY channel, message_id, position",
-            (workspace, *channels, FileStatus.FAILED.value),
+            f"SELECT * FROM shared_files WHERE workspace = ? AND channel IN ({marks})"
+            f" AND status IN ({kinds}) ORDER BY channel, message_id, position",
+            (workspace, *channels, *(s.value for s in statuses)),
         ).fetchall()
         return [_record(r) for r in rows]
 
