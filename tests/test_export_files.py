@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,3 +167,59 @@ def test_carried_files_serve_only_the_export_within_the_size_limit(tmp_path: Pat
         zipped.fetch("export:data/big.txt", 100)
     with pytest.raises(FetchFailed, match="not in e.zip"):
         zipped.fetch("export:a.txt", 100)
+
+
+def _file_statuses(data_dir: Path) -> dict[str, str]:
+    db = sqlite3.connect(data_dir / "teamlore.sqlite3")
+    try:
+        return dict(db.execute("SELECT message_id, status FROM shared_files").fetchall())
+    finally:
+        db.close()
+
+
+# With Redis, `teamlore import` hands the events to a worker, which does not have the export: the
+# import keeps the files the export carries first (status "carried"), and the worker reads them
+# from the blob store when it stores their message.
+def test_with_redis_the_import_keeps_the_carried_files_and_the_worker_reads_them(tmp_path: Path):
+    from .redis_server import OwnRedis
+    from .test_hostile_input import _Worker
+
+    folder = tmp_path / "export"
+    media = folder / "general_Files"
+    media.mkdir(parents=True)
+    (media / "report.pdf").write_bytes(made.pdf(BUDGET_PAGES))
+    dce_file(folder, "Acme - general [200].json", GENERAL, [
+        dce_message("1001", "The Falcon report.", attachments=[
+            {"id": "7", "url": "general_Files/report.pdf", "fileName": "report.pdf", "fileSizeBytes": 1}]),
+        dce_message("1002", "A file the export lost.", attachments=[
+            {"id": "8", "url": "general_Files/gone.pdf", "fileName": "gone.pdf", "fileSizeBytes": 1}]),
+    ])  # fmt: skip
+    broker = OwnRedis(tmp_path / "redis", aof=False).start()
+    data_dir = tmp_path / "prod"
+    env = {"TEAMLORE_REDIS_URL": broker.url, "TEAMLORE_DATA_DIR": str(data_dir)}
+    env["TEAMLORE_WIKI_WINDOW_S"] = "0"
+    worker = _Worker(data_dir, tmp_path / "worker.log", env)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "teamlore.cli", "import", str(folder)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            timeout=120,
+        )
+        assert done.returncode == 0 and "enqueued 2 event(s)" in done.stdout, done.stderr
+        shutil.rmtree(folder)  # the worker never needed it
+        deadline = time.monotonic() + 90
+        while _file_statuses(data_dir).get("1001") != "extracted" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        statuses = _file_statuses(data_dir)
+        assert statuses == {"1001": "extracted", "1002": "skipped"}  # control: a file not in the export
+    finally:
+        worker.stop()
+        broker.stop()
+    lore = Teamlore(Settings(data_dir=data_dir, _env_file=None))
+    try:
+        budget = [h for h in budget_hits(lore, "100", "200") if "40 thousand" in h.fact.statement]
+        assert budget and [s.file_ref for s in budget[0].sources] == ["report.pdf, p. 2"]
+    finally:
+        lore.close()

@@ -50,7 +50,7 @@ from teamlore.cli.support import (
 from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
 from teamlore.connectors import ImportItem
-from teamlore.domain import ReadView, Scope, Source
+from teamlore.domain import MessageEvent, ReadView, Scope, Source
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
 from teamlore.files.carried import CarriedFiles
 from teamlore.timeutil import SENTINEL, iso
@@ -101,7 +101,7 @@ def import_command(
     lore = open_lore(data_dir)
     source = open_source(path, lore.settings.max_message_chars, workspace)
     if lore.settings.redis_url:
-        return _enqueue_import(lore, source.items, as_json)
+        return _enqueue_import(lore, source.items, as_json, source.carried)
     summary = _run_import(lore, source.items, source.total, f"importing {source.kind}", source.carried)
     if as_json:
         emit_json(
@@ -125,11 +125,23 @@ def import_command(
     return 2 if summary.skipped else 0
 
 
-def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) -> int:
-    """With Redis configured, an import hands its events to the workers in batches."""
+def _enqueue_import(
+    lore: Teamlore, items: Iterable[ImportItem], as_json: bool, carried: CarriedFiles | None = None
+) -> int:
+    """With Redis configured, an import hands its events to the workers in batches (the files
+    the export carries kept first: the workers do not have the export)."""
     producer = lore.producer()
     sent = spooled = skipped = 0
-    batch = []
+    batch: list[MessageEvent] = []
+
+    def hand_over() -> None:
+        nonlocal sent, spooled
+        if carried is not None:
+            lore.stage_export_files(batch, carried)
+        delivery = producer.enqueue(batch)
+        sent, spooled = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled
+        batch.clear()
+
     for item in items:
         if item.error is not None:
             skipped += 1
@@ -138,11 +150,9 @@ def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) 
         if item.event is not None:  # an item holds an event or the reason it has none
             batch.append(item.event)
         if len(batch) >= BATCH_SIZE:
-            delivery = producer.enqueue(batch)
-            sent, spooled, batch = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled, []
+            hand_over()
     if batch:
-        delivery = producer.enqueue(batch)
-        sent, spooled = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled
+        hand_over()
     if as_json:
         emit_json({"enqueued": sent, "spooled": spooled, "skipped": skipped})
     else:

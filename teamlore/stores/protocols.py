@@ -494,6 +494,9 @@ class FileStatus(StrEnum):
     # An image or audio file no model was configured to read: kept by name; re-index reads it
     # once a model is.
     NAME_ONLY = "name-only"
+    # A file an export carries, taken from it by an import that hands its events to the workers:
+    # its bytes are kept; the worker that stores the message reads them from there.
+    CARRIED = "carried"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 
 # A sharing message whose text was stored (or was already): its files are read.
 _STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
-_SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
+# Trying again would change nothing (a skip says so too: too large, gone, off its origins).
+_SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE, FileStatus.SKIPPED})
 
 
 class _NameOnly(Unreadable):
@@ -129,7 +130,7 @@ def _read_one(
         log.info("file %s of %s/%s: %s %s", attachment.name, event.channel, event.message_id, status, detail)
         return made
 
-    fetcher = _fetcher(event.platform, attachment, deps)
+    fetcher = _fetcher(event.platform, attachment, held, deps)
     if isinstance(fetcher, str):
         return record(FileStatus.FAILED, fetcher), set()
     if attachment.size is not None and attachment.size > deps.max_bytes:
@@ -171,22 +172,74 @@ def _read_one(
     }
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """The bytes an import took from its export and kept (``FileStatus.CARRIED``)."""
+
+    blobs: BlobStore
+    sha256: str
+
+    def fetch(self, url: str, max_bytes: int) -> bytes:
+        try:
+            return self.blobs.get(self.sha256)
+        except BackendUnavailable as exc:
+            raise FetchFailed(str(exc), retry=False) from exc
+
+
+def stage_carried(events: Sequence[MessageEvent], export: Fetcher, deps: FileDeps) -> int:
+    """For an import that hands its events to the workers (who do not have the export): take
+    each file the export carries from it now, keep its bytes and record it as ``carried``, so
+    the worker storing the message reads it from the blob store. Only the importer writes such a
+    record, keyed by the message and position it belongs to: an event naming an ``export:`` link
+    reaches no bytes otherwise. A file that cannot be taken is recorded as it failed. Returns
+    how many were kept."""
+    kept = 0
+    for event in events:
+        for position, attachment in enumerate(event.attachments):
+            if attachment.download_url.startswith(carried.PREFIX) and deps.max_bytes:
+                kept += _stage_one(event, position, attachment, export, deps)
+    return kept
+
+
+def _stage_one(
+    event: MessageEvent, position: int, attachment: Attachment, export: Fetcher, deps: FileDeps
+) -> bool:
+    held = deps.files.get(event.workspace, event.channel, event.message_id, position)
+    if held is not None and held.name == attachment.name and held.status is not FileStatus.FAILED:
+        return False  # taken (or read) by an earlier import of the same export
+    status, detail, sha = FileStatus.CARRIED, "taken from the export; read when its message is stored", ""
+    try:
+        sha = deps.blobs.put(export.fetch(attachment.download_url, deps.max_bytes))
+    except FetchFailed as exc:
+        status, detail = FileStatus.SKIPPED, f"not fetched: {exc}"
+    except BackendUnavailable as exc:
+        status, detail = FileStatus.FAILED, f"not kept: {exc}"
+    made = FileRecord(
+        event.workspace, event.channel, event.message_id, position, attachment.name, sha,
+        attachment.size, status, detail, 0, 0, 0, deps.pipeline.clock(),
+    )  # fmt: skip
+    deps.files.put(made)
+    return status is FileStatus.CARRIED
+
+
 def _settled(held: FileRecord, deps: FileDeps) -> bool:
     """Read before, or found unreadable: a re-delivery leaves it as recorded. A file kept by name
     only is read again once a model can read it."""
     return held.status in _SETTLED or (held.status is FileStatus.NAME_ONLY and deps.media is None)
 
 
-def _fetcher(platform: str, attachment: Attachment, deps: FileDeps) -> Fetcher | str:
-    """What fetches the attachment: the export being imported for a file it carries, else the
-    platform's fetcher; or why there is none."""
+def _fetcher(platform: str, attachment: Attachment, held: FileRecord | None, deps: FileDeps) -> Fetcher | str:
+    """What fetches the attachment: the export being imported for a file it carries (or the
+    bytes an import took from it for the workers, ``stage_carried``), else the platform's
+    fetcher; or why there is none."""
     if attachment.download_url.startswith(carried.PREFIX):
-        if deps.carried is None:
-            return (
-                "not fetched: a file carried by an export is read while that export is imported"
-                " (import it again, without Redis configured)"
-            )
-        return deps.carried
+        if deps.carried is not None:
+            return deps.carried
+        if held is not None and held.status is FileStatus.CARRIED and held.name == attachment.name:
+            return _Kept(deps.blobs, held.sha256)
+        return (
+            "not fetched: a file carried by an export is read while that export is imported (import it again)"
+        )
     fetcher = deps.fetchers.get(platform)
     if fetcher is None:
         needed = _TOKENS.get(platform, f"a way to fetch {platform} files (not built yet)")
