@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -294,6 +294,28 @@ class Message:
     # A passage of a file shared in chat: the message that shared it and "report.pdf, p. 3".
     shared_in: str | None = None
     file_ref: str = ""
+
+    def as_event(
+        self, kind: EventKind, channel: Channel | None = None, attachments: Sequence[Attachment] = ()
+    ) -> MessageEvent:
+        """The event that would bring this message (its channel's name and visibility, when
+        given; its files) to the pipeline again: re-index, reading its files again."""
+        return MessageEvent(
+            kind=kind,
+            platform=self.platform,
+            workspace=self.workspace,
+            channel=self.channel,
+            channel_name=channel.name if channel else "",
+            channel_visibility=channel.visibility if channel else Visibility.PUBLIC,
+            message_id=self.message_id,
+            thread_id=self.thread_id,
+            author_id=self.author_id,
+            author_name=self.author_name,
+            ts=self.ts,
+            text=self.text,
+            permalink=self.permalink,
+            attachments=tuple(attachments),
+        )
 
 
 # A conversation is a thread (its opening message, then its replies in time order) or a channel's

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from teamlore.domain import EventKind, MessageEvent
+from teamlore.domain import EventKind
 from teamlore.extraction import ExtractionRequest, extract_many
 from teamlore.workers.passages import BatchPassages
 from teamlore.workers.pipeline import (
@@ -67,20 +67,7 @@ def reindex_channel(
             for message, candidates, passage in zip(batch, extracted, passages, strict=True):
                 with deps.transaction(savepoint=True):
                     now = deps.clock()
-                    event = MessageEvent(
-                        kind=EventKind.EDITED,
-                        platform=message.platform,
-                        workspace=workspace,
-                        channel=channel,
-                        message_id=message.message_id,
-                        thread_id=message.thread_id,
-                        author_id=message.author_id,
-                        author_name=message.author_name,
-                        ts=message.ts,
-                        text=message.text,
-                        permalink=message.permalink,
-                    )
-                    result = IngestResult(event, Outcome.EDITED)
+                    result = IngestResult(message.as_event(EventKind.EDITED), Outcome.EDITED)
                     index_message(message, passage, keys, deps, now)
                     drop_unsupported(message, candidates, deps, now, result)
                     for candidate in candidates:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from teamlore.domain import Attachment, Channel, EventKind, Message, MessageEvent
+from teamlore.domain import Attachment, EventKind, MessageEvent
 from teamlore.errors import (
     BackendUnavailable,
     FetchFailed,
@@ -323,23 +323,5 @@ def _sharing_event(workspace: str, channel: str, message_id: str, deps: FileDeps
     if message is None or message.deleted_at is not None:
         return None
     known = {c.channel: c for c in messages.channels(workspace)}
-    return _event_of(message, known.get(channel), messages.attachments(workspace, channel, message_id))
-
-
-def _event_of(message: Message, channel: Channel | None, attachments: list[Attachment]) -> MessageEvent:
-    return MessageEvent(
-        kind=EventKind.CREATED,
-        platform=message.platform,
-        workspace=message.workspace,
-        channel=message.channel,
-        channel_name=channel.name if channel else "",
-        channel_visibility=channel.visibility if channel else "public",
-        message_id=message.message_id,
-        thread_id=message.thread_id,
-        author_id=message.author_id,
-        author_name=message.author_name,
-        ts=message.ts,
-        text=message.text,
-        permalink=message.permalink,
-        attachments=tuple(attachments),
-    )
+    attachments = messages.attachments(workspace, channel, message_id)
+    return message.as_event(EventKind.CREATED, known.get(channel), attachments)
