@@ -60,6 +60,12 @@ class Settings(BaseSettings):
         description="Deliveries of an ingest batch that fail (worker killed, time limit, error) before it"
         " is split into single events, and a single event put on the dead-letter list.",
     )
+    channel_lock_lease_s: float = Field(
+        5.0,
+        gt=0,
+        description="How long a worker's hold on a channel lasts unless renewed (it renews it every third"
+        " of this while it works): the longest a killed worker keeps that channel's events waiting.",
+    )
     flush_every_s: float = Field(5.0, gt=0, description="How often beat asks for due pages to be rewritten.")
     producer_retry_s: float = Field(
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."

@@ -81,6 +81,13 @@ class DeadLetters:
         """The batch is done (or failed through no fault of its own): start its count afresh."""
         self._redis.delete(_DELIVERIES + key)
 
+    def carry(self, key: str, deliveries: int) -> None:
+        """Events handed back to the queue untried (their channel was held elsewhere) keep the
+        failed deliveries of the batch they came from under their own key: a worker that keeps
+        dying on them still ends on the dead-letter list."""
+        if deliveries > 0:
+            self._redis.set(_DELIVERIES + key, deliveries, ex=_COUNT_TTL_S)
+
     def bury(self, events: list[Any], reason: str, deliveries: int) -> DeadLetter:
         """Keep ``events`` for an admin. The entry's id is the events' key, so burying the same
         events again (a redelivered batch refusing the same event) keeps the first entry."""

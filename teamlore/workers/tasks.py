@@ -22,6 +22,7 @@ from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
+from teamlore.stores.redis.channel_lock import ChannelLocks
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 from teamlore.workers.shared_files import take_files
@@ -53,11 +54,23 @@ def _dead_letters() -> DeadLetters:
     return DeadLetters.from_url(_settings().redis_url)
 
 
+@cache
+def _channel_locks() -> ChannelLocks:
+    return ChannelLocks.from_url(_settings().redis_url, _settings().channel_lock_lease_s)
+
+
+def busy_delay(visibility_timeout_s: float) -> float:
+    """When events of a channel another worker holds are tried again: soon, and well under the
+    visibility timeout (a longer countdown makes Redis deliver the task twice)."""
+    return min(2.0, visibility_timeout_s / 4)
+
+
 @worker_process_init.connect
 def _open_after_fork(**_: object) -> None:
     try:
         _lore()
         _dead_letters()
+        _channel_locks()
     except Exception:  # the first task tries again, and its failure is counted against the batch
         log.exception("worker process %d could not open its stores", os.getpid())
         return
@@ -100,10 +113,11 @@ def ingest_events(events: list[RawEvent], attempt: int = 0) -> dict[str, int]:
     delivery = 0
     try:
         delivery = letters.count_delivery(key)  # before any work: a worker that dies still counts
+        busy: list[RawEvent] = []
         if delivery > limit:
             counts = _give_up(events, attempt, delivery - 1, letters)
         else:
-            counts = _ingest(events, attempt, _lore(), letters)
+            counts, busy = _ingest(events, attempt, _lore(), letters)
     except StoreUnreachable:
         letters.forget(key)
         raise
@@ -118,6 +132,11 @@ def ingest_events(events: list[RawEvent], attempt: int = 0) -> dict[str, int]:
         )
         raise Reject(exc, requeue=True) from exc
     letters.forget(key)
+    if busy:  # untried: their channel is held by another worker; they keep the failures so far
+        letters.carry(batch_key(busy), delivery - 1)
+        later = busy_delay(_settings().celery_visibility_timeout_s)
+        ingest_events.apply_async(args=[busy, attempt], countdown=later)
+        log.info("%d event(s) of channels another worker holds: tried again in %gs", len(busy), later)
     return counts
 
 
@@ -146,10 +165,18 @@ def _parse(events: list[RawEvent], lore: Teamlore, letters: DeadLetters) -> list
     return parsed
 
 
-def _ingest(events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters) -> dict[str, int]:
+def _ingest(
+    events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters
+) -> tuple[dict[str, int], list[RawEvent]]:
+    """Apply the events of the channels this worker can hold; the counts, and the events of the
+    channels another worker holds (untried)."""
     parsed = _parse(events, lore, letters)
-    results = ingest(parsed, lore.pipeline)
-    take_files(parsed, results, lore.files)  # after the batch committed; failures are recorded on the file
+    # One worker at a time per channel: the channels another worker holds wait on the queue.
+    with _channel_locks().holding((e.workspace, e.channel) for e in parsed) as held:
+        busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in held]
+        mine = [e for e in parsed if (e.workspace, e.channel) in held]
+        results = ingest(mine, lore.pipeline)
+        take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)
     if orphans and attempt < len(delays):
@@ -160,11 +187,11 @@ def _ingest(events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadL
             if result.outcome is Outcome.ORPHAN:
                 record_orphan(result.event, lore.pipeline)
         log.warning("%d edit(s) for messages never seen, recorded as orphans", len(orphans))
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {"waiting": len(busy)} if busy else {}
     for r in results:
         counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
     log.info("ingested %d event(s): %s", len(results), counts)
-    return counts
+    return counts, busy
 
 
 @shared_task(name="teamlore.flush_pages")

@@ -1,0 +1,98 @@
+"""One worker at a time per channel (issue 18, step 4): ``stores.redis.channel_lock`` on a real
+Redis, and a real worker that leaves the events of a channel another worker holds on the queue
+while it applies the rest, then applies them once the channel is free."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from teamlore.config import Settings
+from teamlore.stores.redis.channel_lock import ChannelLocks
+from teamlore.workers.celery_app import INGEST, make_celery
+from teamlore.workers.tasks import busy_delay
+
+from .redis_server import OwnRedis
+from .test_hostile_input import _line, _stored, _Worker
+
+A, B = ("T1", "C1"), ("T1", "C2")
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[OwnRedis]:
+    server = OwnRedis(tmp_path / "redis", aof=False).start()
+    yield server
+    server.stop()
+
+
+def locks_on(broker: OwnRedis, lease_s: float = 60.0) -> ChannelLocks:
+    return ChannelLocks(redis.Redis.from_url(broker.url), int(lease_s * 1000))
+
+
+def test_a_channel_is_held_by_one_worker_at_a_time_and_others_are_free(broker: OwnRedis) -> None:
+    first, second = locks_on(broker), locks_on(broker)
+    taken = first.take([A, A])
+    assert list(taken) == [A]
+    assert second.take([A, B]).keys() == {B}  # A is held; B, the control, is free
+    first.release(taken)
+    again = second.take([A])
+    assert again.keys() == {A} and again[A] > taken[A]  # fencing tokens only grow
+
+
+def test_a_late_release_never_frees_the_lock_a_newer_holder_took(broker: OwnRedis) -> None:
+    slow, quick = locks_on(broker, lease_s=0.2), locks_on(broker)
+    stale = slow.take([A])
+    time.sleep(0.4)  # the slow worker's lease ran out
+    fresh = quick.take([A])
+    assert fresh and fresh[A] > stale[A]
+    slow.release(stale)  # too late: not its lock any more
+    assert quick.holder(A) == fresh[A]
+    quick.release(fresh)  # control: the holder's own release frees it
+    assert quick.holder(A) is None
+
+
+def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(tmp_path, broker) -> None:
+    data_dir = tmp_path / "prod"
+    env = {
+        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_WIKI_WINDOW_S": "0",
+        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # the retry comes after busy_delay: 2 s
+    }
+    worker = _Worker(data_dir, tmp_path / "worker.log", env)
+    other = locks_on(broker)  # another worker, holding C1
+    try:
+        held = other.take([A])
+        events = [_line("a-1"), _line("b-1", channel="C2", text="The lease ends in June.")]
+        app = make_celery(Settings(redis_url=broker.url, data_dir=data_dir, _env_file=None))
+        app.send_task("teamlore.ingest", args=[events], queue=INGEST)
+        worker.wait_for("of channels another worker holds")
+        assert _stored(data_dir) == {"b-1"}  # the free channel, at once; C1's event waits
+        time.sleep(busy_delay(8.0) + 0.5)  # a retry while C1 is still held: waits again
+        assert _stored(data_dir) == {"b-1"}
+
+        other.release(held)
+        deadline = time.monotonic() + 30
+        while _stored(data_dir) != {"a-1", "b-1"} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _stored(data_dir) == {"a-1", "b-1"}
+        assert other.holder(A) is None  # the worker let go of C1 when done
+    finally:
+        worker.stop()
+        other.close()
+
+
+def test_a_hold_is_renewed_while_its_worker_works_and_lapses_when_it_stops(broker: OwnRedis) -> None:
+    worker, rival = locks_on(broker, lease_s=0.3), locks_on(broker)
+    with worker.holding([A]) as taken:
+        time.sleep(1.0)  # three leases: renewed all along
+        assert rival.take([A]) == {}
+        assert rival.holder(A) == taken[A]
+    assert rival.holder(A) is None  # released at the end
+    stopped = worker.take([A])  # taken, never renewed: as a killed worker leaves it
+    time.sleep(0.5)
+    assert rival.take([A]).keys() == {A} and rival.holder(A) != stopped[A]
