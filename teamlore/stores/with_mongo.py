@@ -1,11 +1,12 @@
 """The server configuration: the SQLite file with MongoDB beside it for messages, channels, the
 audit log, review items, tombstones, pages, page versions and the routing index (written through
 the file's outbox), and for what no event's transaction touches: API tokens, backfill
-checkpoints and high-water marks, the model spend ledger and breaker states, and the model cache
-(written straight to MongoDB). Everything else stays where ``EmbeddedStores`` keeps it: facts in
-the SQLite file (or on Weaviate, through ``use_facts``), vectors, the embedding cache, the ledger
-of applied events, the push replay guard (Redis when configured, see ``teamlore.app``) and the
-dirty set (or Redis)."""
+checkpoints and high-water marks, the model spend ledger and breaker states, the model cache and
+the embedding cache (written straight to MongoDB). Facts and the message index go to Weaviate
+(``use_facts``; ``teamlore.app`` refuses MongoDB without it, since the file's fact store and
+message index read vectors from the file's own table). Everything else stays where
+``EmbeddedStores`` keeps it: the ledger of applied events, the push replay guard (Redis when
+configured, see ``teamlore.app``) and the dirty set (or Redis)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.tokens import EmbeddedTokenStore
 from teamlore.stores.hashing import KeyedAuditLog
 from teamlore.stores.mongo.audit import MongoAuditLog
+from teamlore.stores.mongo.embeddings import MongoEmbeddingCache
 from teamlore.stores.mongo.journal import WriteJournal
 from teamlore.stores.mongo.llm import MongoModelCache, MongoSpendLedger
 from teamlore.stores.mongo.messages import MongoMessageStore
@@ -32,7 +34,7 @@ class MongoStores(EmbeddedStores):
     """``EmbeddedStores`` with MongoDB holding what the design gives it.
 
     ``transaction`` is still the SQLite file's; the journaled stores' writes made inside one follow
-    its commit (see ``journal``), while tokens, checkpoints, spend and the model cache write at once.
+    its commit (see ``journal``), while tokens, checkpoints, spend and both caches write at once.
     Opening connects, creates the indexes, checks the schema version, applies any writes a
     previous process committed but did not get to MongoDB, and adopts the file's old tokens and
     checkpoints (``adopt_file_records``).
@@ -55,6 +57,7 @@ class MongoStores(EmbeddedStores):
             self.checkpoints = MongoCheckpointStore(self.runtime)
             self.spend = MongoSpendLedger(self.runtime)
             self.model_cache = MongoModelCache(self.runtime)
+            self.embeddings = MongoEmbeddingCache(self.runtime)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
             adopt_file_records(self)
