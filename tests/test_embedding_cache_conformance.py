@@ -94,3 +94,81 @@ def test_two_processes_on_one_mongodb_share_the_cache_and_its_forgetting(tmp_pat
             bundle.close()
         drop_database(nx_server, database)
         drop_database(nx_server, apart.runtime.database)
+
+
+def test_opening_mongodb_beside_an_old_file_moves_its_vectors_there_once(tmp_path: Path, nx_server):
+    """Moved, not copied: a vector left in the file would outlive an erasure, whose forget reaches
+    MongoDB's cache only. A key MongoDB already holds keeps its vector."""
+    from teamlore.stores.embedded import EmbeddedStores
+    from teamlore.stores.with_mongo import MongoStores, move_file_vectors
+
+    path, database = tmp_path / "s.sqlite3", fresh_database()
+    old = EmbeddedStores(path)  # an older Teamlore's cache, in its file
+    old.embeddings.put_vectors("m1", {"k1": vector(1), "k2": vector(2)})
+    old.embeddings.put_vectors("m2", {"k3": vector(3, dim=4)})
+    old.close()
+    first = MongoStores(tmp_path / "first.sqlite3", nx_server, database, timeout_s=5)
+    first.embeddings.put_vectors("m1", {"k2": vector(20)})  # another process cached k2 already
+    bundle = MongoStores(path, nx_server, database, timeout_s=5)
+    try:
+        assert bundle.db.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+        found = first.embeddings.get_vectors(["k1", "k2", "k3"])  # every process sees them
+        assert np.array_equal(found["k1"], vector(1)) and np.array_equal(found["k3"], vector(3, dim=4))
+        assert np.array_equal(found["k2"], vector(20))
+        assert move_file_vectors(bundle) == 0  # the next start finds nothing to move
+    finally:
+        bundle.close()
+        first.close()
+        drop_database(nx_server, database)
+
+
+def test_a_server_stack_upgraded_from_the_file_loads_its_messages_with_their_vectors(
+    tmp_path: Path, embedder, clock, nx_server, weaviate_wire
+):
+    """The file's vectors move to MongoDB when the server stack opens, and ``teamlore weaviate
+    load-messages`` finds them there: the copied message version carries its vector."""
+    import uuid
+
+    from teamlore.app import Teamlore, load_messages_into_weaviate, weaviate_message_collection
+    from teamlore.config import Settings
+    from teamlore.stores.weaviate import connect
+
+    from .conftest import event
+    from .helpers import KeepsNothing, put
+
+    data, database = tmp_path / "lore", fresh_database()
+    embedded = Teamlore(
+        Settings(data_dir=data, _env_file=None), embedder=embedder, clock=clock, extractor=KeepsNothing()
+    )
+    try:
+        put(embedded, event("Our status page is hosted by Statuspage.", message_id="m1"))
+    finally:
+        embedded.close()
+    settings = Settings(
+        data_dir=data,
+        mongo_url=nx_server,
+        mongo_db=database,
+        weaviate_url=weaviate_wire.url,
+        weaviate_grpc_port=weaviate_wire.grpc_port,
+        weaviate_collection=f"TeamloreTest{uuid.uuid4().hex[:12]}",
+        _env_file=None,
+    )
+    served = Teamlore(settings, embedder=embedder, clock=clock, extractor=KeepsNothing())
+    try:
+        assert served.stores.db.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+        report = load_messages_into_weaviate(served)
+        assert (report.copied, report.failed) == (1, [])
+    finally:
+        served.close()
+        drop_database(nx_server, database)
+    client = connect(settings)
+    try:
+        copied = client.collections.get(weaviate_message_collection(settings))
+        (listed,) = copied.query.fetch_objects().objects
+        only = copied.query.fetch_object_by_id(listed.uuid, include_vector=True)
+        assert only is not None and only.properties["text"] == "Our status page is hosted by Statuspage."
+        assert len(only.vector["passage"]) == 384  # its vector came from MongoDB's cache
+    finally:
+        client.collections.delete(settings.weaviate_collection)
+        client.collections.delete(weaviate_message_collection(settings))
+        client.close()

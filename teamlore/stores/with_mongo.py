@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.tokens import EmbeddedTokenStore
@@ -36,8 +38,8 @@ class MongoStores(EmbeddedStores):
     ``transaction`` is still the SQLite file's; the journaled stores' writes made inside one follow
     its commit (see ``journal``), while tokens, checkpoints, spend and both caches write at once.
     Opening connects, creates the indexes, checks the schema version, applies any writes a
-    previous process committed but did not get to MongoDB, and adopts the file's old tokens and
-    checkpoints (``adopt_file_records``).
+    previous process committed but did not get to MongoDB, adopts the file's old tokens and
+    checkpoints (``adopt_file_records``) and moves its old cached vectors (``move_file_vectors``).
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class MongoStores(EmbeddedStores):
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
             adopt_file_records(self)
+            move_file_vectors(self)
         except BaseException:
             self.close()
             raise
@@ -91,4 +94,25 @@ def adopt_file_records(stores: MongoStores) -> int:
     return copied
 
 
-__all__ = ["MongoStores", "adopt_file_records"]
+def move_file_vectors(stores: MongoStores, batch: int = 1000) -> int:
+    """Move the vectors an older Teamlore cached in this SQLite file into MongoDB's embedding cache:
+    copied where MongoDB has none under the key, then deleted from the file, a batch at a time.
+    Moved, not copied: erasure's ``forget`` reaches MongoDB's cache only, so a copy left in the
+    file would outlive it. Running it again (or in several processes at once) finds an empty
+    table or copies a key twice to no effect. The vectors moved."""
+    moved = 0
+    while rows := stores.db.conn.execute(
+        "SELECT key, model, vector FROM embeddings ORDER BY key LIMIT ?", (batch,)
+    ).fetchall():
+        by_model: dict[str, dict[str, np.ndarray]] = {}
+        for key, model, blob in rows:
+            by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
+        for model, vectors in by_model.items():
+            stores.embeddings.put_vectors(model, vectors)
+        with stores.db.transaction() as conn:
+            conn.executemany("DELETE FROM embeddings WHERE key = ?", [(row[0],) for row in rows])
+        moved += len(rows)
+    return moved
+
+
+__all__ = ["MongoStores", "adopt_file_records", "move_file_vectors"]
