@@ -2,7 +2,10 @@
 server stack: passage vectors by cache key (model + text hash), float32 bytes.
 
 Written straight to MongoDB, not through the SQLite file's outbox: a vector is a pure function of
-its text and model, so one a rolled-back event left is still right for its text. Shared rather
+its text and model, so one a rolled-back event left is still right for its text. Forgets too:
+Weaviate's erasure rewrites (which blank a version's key) are not undone, so a forget held for a
+commit that never came would leave a vector no later run could find; a forget by an event that
+rolls back costs only a cache miss (the text is embedded again when next needed). Shared rather
 than per process for the same reasons as the model cache: workers do not embed one text twice,
 and erasure's ``forget`` reaches the only copy (a vector is derived from the person's words; a
 per-pod cache would keep it on the pods the erasure did not run on).
