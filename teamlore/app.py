@@ -164,8 +164,8 @@ class Teamlore:
         self.settings = settings
         # Refused before anything connects; a caller bringing its own fact store (a test's double
         # of Weaviate) has facts on a server without a URL.
-        if fact_store is None and (problem := settings.server_stack_problem()):
-            raise ConfigurationError(problem)
+        if fact_store is None:
+            settings.check_server_stack()
         self.stores = open_stores(settings)
         fact_store = fact_store or (open_weaviate if settings.weaviate_url else None)
         if fact_store is not None:

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from teamlore.errors import ConfigurationError
+
 
 class Settings(BaseSettings):
     """Every setting Teamlore reads. Build it once at the entry point and pass it down."""
@@ -317,3 +319,8 @@ class Settings(BaseSettings):
                 " in the SQLite file"
             )
         return None
+
+    def check_server_stack(self) -> None:
+        """Refuse to start a process on a configuration ``server_stack_problem`` names."""
+        if problem := self.server_stack_problem():
+            raise ConfigurationError(problem)

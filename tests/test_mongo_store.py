@@ -157,6 +157,28 @@ def test_the_cli_refuses_mongodb_without_weaviate_in_one_line(tmp_path):
     assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "traceback" not in done.stderr.lower()
 
 
+def test_a_worker_refuses_mongodb_without_weaviate_before_it_starts(tmp_path):
+    """Refused once, in the worker's parent, not by each pool process at its first task. The
+    control is the worker below, which starts with Weaviate configured."""
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(tmp_path),
+        "TEAMLORE_REDIS_URL": "redis://127.0.0.1:6379/0",
+        "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
+        "TEAMLORE_WEAVIATE_URL": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "ready" not in done.stdout
+
+
 def test_a_mongodb_that_goes_down_mid_import_leaves_the_batch_to_retry(
     tmp_path, embedder, clock, weaviate_wire
 ):
