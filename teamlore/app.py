@@ -46,7 +46,7 @@ from teamlore.wiki.writer import PageWriter, TemplateWriter
 from teamlore.workers.meaning import Meaning
 from teamlore.workers.pipeline import IngestResult, PipelineDeps, ingest
 from teamlore.workers.resolver import HeuristicResolver, Resolver
-from teamlore.workers.shared_files import FileDeps, retry_failed, take_files
+from teamlore.workers.shared_files import FileDeps, retry_failed, stage_carried, take_files
 
 if TYPE_CHECKING:
     from teamlore.llm.client import ModelClient
@@ -279,6 +279,11 @@ class Teamlore:
         results = ingest(events, self.pipeline)
         take_files(events, results, self.files)
         return results
+
+    def stage_export_files(self, events: list[MessageEvent], export: Fetcher) -> int:
+        """Before an import hands ``events`` to the workers: keep the files the export carries,
+        for the workers to read (``shared_files.stage_carried``)."""
+        return stage_carried(events, export, self.files)
 
     def retry_files(self, scope: Scope) -> list[FileRecord]:
         """Fetch and read again the scope's files whose fetch failed (part of re-index)."""

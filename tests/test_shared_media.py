@@ -189,7 +189,7 @@ def test_without_a_model_an_image_is_kept_by_name_only_and_nothing_is_sent(
             "40 thousand" in h.fact.statement for h in facts_found(lore, "Falcon launch budget", "C1")
         )
         (ref,) = lore.search_media_references(Scope(TEAM, ["C1"]), "diagram")
-        assert (ref.name, ref.status) == ("diagram.png", "unreadable")
+        assert (ref.name, ref.status) == ("diagram.png", "name-only")
         assert ref.detail == "image (png) is kept by name only: no model reads it (TEAMLORE_LLM_MODEL_VISION)"
         (audio,) = lore.search_media_references(Scope(TEAM, ["C1"]), "standup")
         assert audio.detail.endswith("(TEAMLORE_LLM_MODEL_TRANSCRIBE)")
@@ -401,3 +401,29 @@ def test_a_name_that_lies_is_refused_and_nothing_is_sent(lore, slack, server):
     assert found["diagram.jpg"] == ("extracted", "image: 1 passage")
     vision, heard = media_requests(server)
     assert (len(vision), heard) == (1, [])
+
+
+def test_an_image_kept_by_name_only_is_read_by_reindex_once_a_vision_model_is_configured(
+    tmp_path, embedder, clock, slack, server
+):
+    first = open_lore(tmp_path, embedder, clock, slack, **llm_settings(server))  # no vision model yet
+    try:
+        chat = Chat(first, slack)
+        chat.post(1, "The planning diagram.", files=[slack.share("F1", "diagram.png", "image/png", png())])
+        assert first.retry_files(Scope(TEAM, ["C1"])) == []  # control: without a model, nothing to read
+        (ref,) = first.search_media_references(Scope(TEAM, ["C1"]), "diagram")
+        assert ref.status == "name-only"
+    finally:
+        first.close()
+    assert media_requests(server) == ([], [])
+
+    later = open_lore(tmp_path, embedder, clock, slack, **llm_settings(server, llm_model_vision="vision-1"))
+    try:
+        (read,) = later.retry_files(Scope(TEAM, ["C1"]))
+        assert (read.status.value, read.attempts) == ("extracted", 2)
+        assert len(media_requests(server)[0]) == 1
+        found = facts_found(later, "Falcon launch budget", "C1")
+        assert any("40 thousand" in h.fact.statement for h in found)
+        assert later.retry_files(Scope(TEAM, ["C1"])) == []  # read once: not again
+    finally:
+        later.close()

@@ -11,6 +11,7 @@ from pathlib import Path
 from teamlore.connectors import ImportItem
 from teamlore.connectors.events_file import check_events_file, count_lines, read_events_file
 from teamlore.errors import ExportError
+from teamlore.files.carried import CarriedFiles
 from teamlore.untrusted import printable
 from teamlore.workers.pipeline import IngestResult, Outcome, PipelineDeps, ingest
 from teamlore.workers.shared_files import FileDeps, take_files
@@ -61,6 +62,7 @@ class Source:
     kind: str
     items: Iterator[ImportItem]
     total: int
+    carried: CarriedFiles | None = None  # the files the export carries as bytes, if it can
 
 
 def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Source:
@@ -84,6 +86,7 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             "DiscordChatExporter JSON",
             discord_export.read_discord_export(path, max_chars),
             discord_export.count_discord_messages(path),
+            CarriedFiles(path if path.is_dir() else path.parent),  # media saved beside the JSON
         )
     if teams_export.is_teams_export(path):
         return Source(
@@ -96,6 +99,7 @@ def open_source(path: Path, max_chars: int, workspace: str | None = None) -> Sou
             "mattermost export",
             mattermost_export.read_mattermost_export(path, max_chars, workspace),
             mattermost_export.count_mattermost_posts(path),
+            CarriedFiles(path if zipfile.is_zipfile(path) else path.parent),  # its data/ folder
         )
     if path.is_file() and not zipfile.is_zipfile(path):
         check_events_file(path)

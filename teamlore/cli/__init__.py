@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -49,8 +50,9 @@ from teamlore.cli.support import (
 from teamlore.cli.tokens import tokens_app
 from teamlore.config import Settings
 from teamlore.connectors import ImportItem
-from teamlore.domain import ReadView, Scope, Source
+from teamlore.domain import MessageEvent, ReadView, Scope, Source
 from teamlore.errors import InvalidInput, NotFound, TeamloreError
+from teamlore.files.carried import CarriedFiles
 from teamlore.timeutil import SENTINEL, iso
 from teamlore.untrusted import printable
 
@@ -99,8 +101,8 @@ def import_command(
     lore = open_lore(data_dir)
     source = open_source(path, lore.settings.max_message_chars, workspace)
     if lore.settings.redis_url:
-        return _enqueue_import(lore, source.items, as_json)
-    summary = _run_import(lore, source.items, source.total, f"importing {source.kind}")
+        return _enqueue_import(lore, source.items, as_json, source.carried)
+    summary = _run_import(lore, source.items, source.total, f"importing {source.kind}", source.carried)
     if as_json:
         emit_json(
             {
@@ -123,11 +125,23 @@ def import_command(
     return 2 if summary.skipped else 0
 
 
-def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) -> int:
-    """With Redis configured, an import hands its events to the workers in batches."""
+def _enqueue_import(
+    lore: Teamlore, items: Iterable[ImportItem], as_json: bool, carried: CarriedFiles | None = None
+) -> int:
+    """With Redis configured, an import hands its events to the workers in batches (the files
+    the export carries kept first: the workers do not have the export)."""
     producer = lore.producer()
     sent = spooled = skipped = 0
-    batch = []
+    batch: list[MessageEvent] = []
+
+    def hand_over() -> None:
+        nonlocal sent, spooled
+        if carried is not None:
+            lore.stage_export_files(batch, carried)
+        delivery = producer.enqueue(batch)
+        sent, spooled = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled
+        batch.clear()
+
     for item in items:
         if item.error is not None:
             skipped += 1
@@ -136,11 +150,9 @@ def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) 
         if item.event is not None:  # an item holds an event or the reason it has none
             batch.append(item.event)
         if len(batch) >= BATCH_SIZE:
-            delivery = producer.enqueue(batch)
-            sent, spooled, batch = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled, []
+            hand_over()
     if batch:
-        delivery = producer.enqueue(batch)
-        sent, spooled = sent + delivery.sent + delivery.replayed, spooled + delivery.spooled
+        hand_over()
     if as_json:
         emit_json({"enqueued": sent, "spooled": spooled, "skipped": skipped})
     else:
@@ -150,23 +162,30 @@ def _enqueue_import(lore: Teamlore, items: Iterable[ImportItem], as_json: bool) 
     return 2 if skipped else 0
 
 
-def _run_import(lore: Teamlore, items: Iterable[ImportItem], total: int, label: str) -> ImportSummary:
-    summary = _import_with_progress(lore, items, total, label)
+def _run_import(
+    lore: Teamlore,
+    items: Iterable[ImportItem],
+    total: int,
+    label: str,
+    carried: CarriedFiles | None = None,
+) -> ImportSummary:
+    summary = _import_with_progress(lore, items, total, label, carried)
     # The import is over: nothing more will collapse into these rewrites, so write pages now.
     summary.pages_rewritten = lore.wiki.flush(everything=True).pages_rewritten
     return summary
 
 
 def _import_with_progress(
-    lore: Teamlore, items: Iterable[ImportItem], total: int, label: str
+    lore: Teamlore, items: Iterable[ImportItem], total: int, label: str, carried: CarriedFiles | None
 ) -> ImportSummary:
+    files = lore.files if carried is None else replace(lore.files, carried=carried)
     if total <= PROGRESS_THRESHOLD:
-        return import_items(items, lore.pipeline, on_skip=_print_skipped, files=lore.files)
+        return import_items(items, lore.pipeline, on_skip=_print_skipped, files=files)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task(label, total=total)
         advance = lambda n: progress.advance(task, n)  # noqa: E731
-        return import_items(items, lore.pipeline, advance, _print_skipped, files=lore.files)
+        return import_items(items, lore.pipeline, advance, _print_skipped, files=files)
 
 
 def _print_skipped(line: str) -> None:

@@ -28,7 +28,7 @@ def media_command(
     as_json: JsonFlag = False,
 ) -> int:
     """Files shared in the given channels (name, type, size, link, and what reading each came
-    to: extracted, partial, failed, unreadable or skipped, with why), newest first."""
+    to: extracted, partial, failed, unreadable, skipped or name-only, with why), newest first."""
     scope = Scope(workspace or "", channel or [])
     found = open_lore(data_dir).search_media_references(scope, query, kind, limit)
     if as_json:

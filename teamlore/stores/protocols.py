@@ -8,7 +8,7 @@ takes the audit event with it, so no mutation can skip the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -491,6 +491,12 @@ class FileStatus(StrEnum):
     FAILED = "failed"  # fetching failed for now (unreachable, refused, rate-limited): re-index tries again
     UNREADABLE = "unreadable"  # fetched, but not readable (broken, a bomb, a lying name, a type not read)
     SKIPPED = "skipped"  # not fetched, and trying again will not change that (no link, too large)
+    # An image or audio file no model was configured to read: kept by name; re-index reads it
+    # once a model is.
+    NAME_ONLY = "name-only"
+    # A file an export carries, taken from it by an import that hands its events to the workers:
+    # its bytes are kept; the worker that stores the message reads them from there.
+    CARRIED = "carried"
 
 
 @dataclass(frozen=True, slots=True)
@@ -521,7 +527,11 @@ class FileStore(Protocol):
 
     def of_messages(self, workspace: str, messages: Sequence[tuple[str, str]]) -> list[FileRecord]: ...
 
-    def failed(self, workspace: str, channels: Sequence[str]) -> list[FileRecord]: ...
+    def with_status(
+        self, workspace: str, channels: Sequence[str], statuses: Collection[FileStatus]
+    ) -> list[FileRecord]:
+        """The scope's records in any of ``statuses``, by channel, message and position."""
+        ...
 
     def forget(
         self, workspace: str, messages: Sequence[tuple[str, str]], from_position: int = 0
@@ -536,7 +546,8 @@ class FileStore(Protocol):
 
 
 class BlobStore(Protocol):
-    """File bytes by their sha256: a folder beside the SQLite file (MongoDB GridFS to follow)."""
+    """File bytes by their sha256: a folder beside the SQLite file in the embedded default, MongoDB
+    GridFS in the server stack (``stores.mongo.blobs``)."""
 
     def put(self, data: bytes) -> str: ...
 

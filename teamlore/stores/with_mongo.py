@@ -1,12 +1,13 @@
 """The server configuration: the SQLite file with MongoDB beside it for messages, channels, the
 audit log, review items, tombstones, pages, page versions and the routing index (written through
 the file's outbox), and for what no event's transaction touches: API tokens, backfill
-checkpoints and high-water marks, the model spend ledger and breaker states, the model cache and
-the embedding cache (written straight to MongoDB). Facts and the message index go to Weaviate
-(``use_facts``; ``teamlore.app`` refuses MongoDB without it, since the file's fact store and
-message index read vectors from the file's own table). Everything else stays where
-``EmbeddedStores`` keeps it: the ledger of applied events, the push replay guard (Redis when
-configured, see ``teamlore.app``) and the dirty set (or Redis)."""
+checkpoints and high-water marks, the model spend ledger and breaker states, the model cache,
+the embedding cache and shared files' bytes (GridFS; all written straight to MongoDB). Facts
+and the message index go to Weaviate (``use_facts``; ``teamlore.app`` refuses MongoDB without it,
+since the file's fact store and message index read vectors from the file's own table).
+Everything else stays where ``EmbeddedStores`` keeps it: the ledger of applied events, shared
+files' records, the push replay guard (Redis when configured, see ``teamlore.app``) and the
+dirty set (or Redis)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from teamlore.stores.embedded.facts import EmbeddedFactBackend
 from teamlore.stores.embedded.tokens import EmbeddedTokenStore
 from teamlore.stores.hashing import KeyedAuditLog
 from teamlore.stores.mongo.audit import MongoAuditLog
+from teamlore.stores.mongo.blobs import MongoBlobStore
 from teamlore.stores.mongo.embeddings import MongoEmbeddingCache
 from teamlore.stores.mongo.journal import WriteJournal
 from teamlore.stores.mongo.llm import MongoModelCache, MongoSpendLedger
@@ -60,6 +62,7 @@ class MongoStores(EmbeddedStores):
             self.spend = MongoSpendLedger(self.runtime)
             self.model_cache = MongoModelCache(self.runtime)
             self.embeddings = MongoEmbeddingCache(self.runtime)
+            self.blobs = MongoBlobStore(self.runtime)
             self.runtime.run(lambda mdb: mdb.command("ping"))  # connects, creates the indexes
             self.journal.replay()
             adopt_file_records(self)

@@ -25,6 +25,7 @@ from teamlore.errors import (
     ModelUnavailable,
     Unreadable,
 )
+from teamlore.files import carried
 from teamlore.files.fetch import Fetcher
 from teamlore.files.media import MediaReader, name_problem, sniff_media
 from teamlore.files.passages import passage_events, passages
@@ -36,7 +37,14 @@ log = logging.getLogger(__name__)
 
 # A sharing message whose text was stored (or was already): its files are read.
 _STORED = frozenset({Outcome.STORED, Outcome.NOOP, Outcome.EDITED, Outcome.UNCHANGED})
-_SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE})
+# Trying again would change nothing (a skip says so too: too large, gone, off its origins).
+_SETTLED = frozenset({FileStatus.EXTRACTED, FileStatus.PARTIAL, FileStatus.UNREADABLE, FileStatus.SKIPPED})
+
+
+class _NameOnly(Unreadable):
+    """An image or audio file no configured model reads: kept by name until one does."""
+
+
 # What a platform's files need to be fetched (``app.file_fetchers`` builds the fetchers).
 _TOKENS = {
     "slack": "Slack bot token (TEAMLORE_SLACK_BOT_TOKEN, scope files:read)",
@@ -56,6 +64,8 @@ class FileDeps:
     max_passages: int
     max_chars: int  # a passage is a message: TEAMLORE_MAX_MESSAGE_CHARS
     media: MediaReader | None = None  # images and audio read by a model (None: by name only)
+    # The files of the export being imported (``files.carried``); None: no export is.
+    carried: Fetcher | None = None
 
 
 def take_files(events: Sequence[MessageEvent], results: Sequence[IngestResult], deps: FileDeps) -> None:
@@ -95,7 +105,7 @@ def _read_one(
     event: MessageEvent, position: int, attachment: Attachment, deps: FileDeps
 ) -> tuple[FileRecord, set[str]]:
     held = deps.files.get(event.workspace, event.channel, event.message_id, position)
-    if held is not None and held.status in _SETTLED and held.name == attachment.name:
+    if held is not None and _settled(held, deps) and held.name == attachment.name:
         current = deps.pipeline.messages.passages_of(event.workspace, event.channel, event.message_id)
         return held, {p for p in current if f"~f{held.sha256[:16]}~" in p}
     attempts = (held.attempts if held is not None else 0) + 1
@@ -120,10 +130,9 @@ def _read_one(
         log.info("file %s of %s/%s: %s %s", attachment.name, event.channel, event.message_id, status, detail)
         return made
 
-    fetcher = deps.fetchers.get(event.platform)
-    if fetcher is None:
-        needed = _TOKENS.get(event.platform, f"a way to fetch {event.platform} files (not built yet)")
-        return record(FileStatus.FAILED, f"not fetched: no {needed}"), set()
+    fetcher = _fetcher(event.platform, attachment, held, deps)
+    if isinstance(fetcher, str):
+        return record(FileStatus.FAILED, fetcher), set()
     if attachment.size is not None and attachment.size > deps.max_bytes:
         detail = f"the file is {attachment.size:,} bytes; the limit is {deps.max_bytes:,}"
         detail += " (TEAMLORE_FILE_MAX_BYTES)"
@@ -142,6 +151,8 @@ def _read_one(
         )
     except (ModelUnavailable, ModelOutputInvalid) as exc:  # read again by re-index
         return record(FileStatus.FAILED, f"not read: {_one_line(str(exc))}", sha), set()
+    except _NameOnly as exc:
+        return record(FileStatus.NAME_ONLY, str(exc), sha), set()
     except Unreadable as exc:
         return record(FileStatus.UNREADABLE, str(exc), sha), set()
     except MissingExtra as exc:  # read again by re-index once the extra is installed
@@ -161,6 +172,81 @@ def _read_one(
     }
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """The bytes an import took from its export and kept (``FileStatus.CARRIED``)."""
+
+    blobs: BlobStore
+    sha256: str
+
+    def fetch(self, url: str, max_bytes: int) -> bytes:
+        try:
+            return self.blobs.get(self.sha256)
+        except BackendUnavailable as exc:
+            raise FetchFailed(str(exc), retry=False) from exc
+
+
+def stage_carried(events: Sequence[MessageEvent], export: Fetcher, deps: FileDeps) -> int:
+    """For an import that hands its events to the workers (who do not have the export): take
+    each file the export carries from it now, keep its bytes and record it as ``carried``, so
+    the worker storing the message reads it from the blob store. Only the importer writes such a
+    record, keyed by the message and position it belongs to: an event naming an ``export:`` link
+    reaches no bytes otherwise. A file that cannot be taken is recorded as it failed. Returns
+    how many were kept."""
+    kept = 0
+    for event in events:
+        for position, attachment in enumerate(event.attachments):
+            if attachment.download_url.startswith(carried.PREFIX) and deps.max_bytes:
+                kept += _stage_one(event, position, attachment, export, deps)
+    return kept
+
+
+def _stage_one(
+    event: MessageEvent, position: int, attachment: Attachment, export: Fetcher, deps: FileDeps
+) -> bool:
+    held = deps.files.get(event.workspace, event.channel, event.message_id, position)
+    if held is not None and held.name == attachment.name and held.status is not FileStatus.FAILED:
+        return False  # taken (or read) by an earlier import of the same export
+    status, detail, sha = FileStatus.CARRIED, "taken from the export; read when its message is stored", ""
+    try:
+        sha = deps.blobs.put(export.fetch(attachment.download_url, deps.max_bytes))
+    except FetchFailed as exc:
+        status, detail = FileStatus.SKIPPED, f"not fetched: {exc}"
+    except BackendUnavailable as exc:
+        status, detail = FileStatus.FAILED, f"not kept: {exc}"
+    made = FileRecord(
+        event.workspace, event.channel, event.message_id, position, attachment.name, sha,
+        attachment.size, status, detail, 0, 0, 0, deps.pipeline.clock(),
+    )  # fmt: skip
+    deps.files.put(made)
+    return status is FileStatus.CARRIED
+
+
+def _settled(held: FileRecord, deps: FileDeps) -> bool:
+    """Read before, or found unreadable: a re-delivery leaves it as recorded. A file kept by name
+    only is read again once a model can read it."""
+    return held.status in _SETTLED or (held.status is FileStatus.NAME_ONLY and deps.media is None)
+
+
+def _fetcher(platform: str, attachment: Attachment, held: FileRecord | None, deps: FileDeps) -> Fetcher | str:
+    """What fetches the attachment: the export being imported for a file it carries (or the
+    bytes an import took from it for the workers, ``stage_carried``), else the platform's
+    fetcher; or why there is none."""
+    if attachment.download_url.startswith(carried.PREFIX):
+        if deps.carried is not None:
+            return deps.carried
+        if held is not None and held.status is FileStatus.CARRIED and held.name == attachment.name:
+            return _Kept(deps.blobs, held.sha256)
+        return (
+            "not fetched: a file carried by an export is read while that export is imported (import it again)"
+        )
+    fetcher = deps.fetchers.get(platform)
+    if fetcher is None:
+        needed = _TOKENS.get(platform, f"a way to fetch {platform} files (not built yet)")
+        return f"not fetched: no {needed}"
+    return fetcher
+
+
 def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
     """An image or audio file read by its model when one is configured (without one: kept by
     name only, ``Unreadable``, nothing sent anywhere); None for any other file."""
@@ -174,7 +260,7 @@ def _read_media(data: bytes, name: str, deps: FileDeps) -> ReadFile | None:
         raise Unreadable(problem)
     if deps.media is None or not deps.media.model_for(media):
         setting = "TEAMLORE_LLM_MODEL_VISION" if media.kind == "image" else "TEAMLORE_LLM_MODEL_TRANSCRIBE"
-        raise Unreadable(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
+        raise _NameOnly(f"{media.kind} ({media.format}) is kept by name only: no model reads it ({setting})")
     if len(data) > deps.media.max_bytes:
         raise Unreadable(
             f"the {media.kind} is {len(data):,} bytes; the limit for the model is "
@@ -215,10 +301,12 @@ def _forget(deps: FileDeps, workspace: str, messages: list[tuple[str, str]]) -> 
 
 
 def retry_failed(workspace: str, channels: Sequence[str], deps: FileDeps) -> list[FileRecord]:
-    """Fetch and read again the files whose fetch failed (re-index); what each came to now."""
+    """Fetch and read again the files whose fetch failed, and, once a model reads images or
+    audio, those kept by name only (re-index); what each came to now."""
     tried: list[FileRecord] = []
     seen: set[tuple[str, str]] = set()
-    for failed in deps.files.failed(workspace, channels):
+    statuses = {FileStatus.FAILED} | ({FileStatus.NAME_ONLY} if deps.media is not None else set())
+    for failed in deps.files.with_status(workspace, channels, statuses):
         if (failed.channel, failed.message_id) in seen:
             continue
         seen.add((failed.channel, failed.message_id))

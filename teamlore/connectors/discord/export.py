@@ -19,6 +19,7 @@ from teamlore.connectors import MALFORMED, ImportItem, import_item, malformed
 from teamlore.connectors.discord import DM_WORKSPACE, PLATFORM
 from teamlore.domain import EventKind, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.files.carried import carried_link
 from teamlore.untrusted import load_json
 
 CONVERSATION = frozenset({"Default", "Reply"})
@@ -164,6 +165,7 @@ def _attachment(data: Mapping[str, Any]) -> dict[str, Any]:
         "mime_type": mimetypes.guess_type(name)[0] or "",
         "size": size if isinstance(size, int) else None,
         "url": url,
-        # A CDN link is fetched like a live one; a path to media saved beside the export is not yet.
-        "download_url": url if url.startswith(("https://", "http://")) else "",
+        # A CDN link is fetched like a live one; media saved beside the export (``--media``) is
+        # read from there by the import (``files.carried``).
+        "download_url": url if url.startswith(("https://", "http://")) else carried_link(url),
     }

@@ -22,6 +22,7 @@ from typing import IO, Any
 from teamlore.connectors import MALFORMED, ImportItem, import_item
 from teamlore.domain import EventKind, MessageEvent, Visibility, parse_event
 from teamlore.errors import ExportError, InvalidInput
+from teamlore.files.carried import carried_link
 from teamlore.untrusted import load_json
 
 _VISIBILITY = {"O": Visibility.PUBLIC, "P": Visibility.PRIVATE}
@@ -157,7 +158,15 @@ def _attachments(post: Mapping[str, Any], layout: _Layout) -> list[dict[str, Any
         if not isinstance(path, str) or not (name := PurePosixPath(path).name):
             continue
         mime = mimetypes.guess_type(name)[0] or ""
-        found.append({"name": name, "mime_type": mime, "size": layout.sizes.get(path), "url": ""})
+        found.append(
+            {
+                "name": name,
+                "mime_type": mime,
+                "size": layout.sizes.get(path),
+                "url": "",
+                "download_url": carried_link(path),  # read from the export by its import
+            }
+        )
     return found
 
 

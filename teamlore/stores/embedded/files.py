@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 from teamlore.errors import BackendUnavailable
@@ -61,12 +61,14 @@ class EmbeddedFileStore:
             found += [_record(r) for r in rows]
         return found
 
-    def failed(self, workspace: str, channels: Sequence[str]) -> list[FileRecord]:
-        marks = ",".join("?" * len(channels))
+    def with_status(
+        self, workspace: str, channels: Sequence[str], statuses: Collection[FileStatus]
+    ) -> list[FileRecord]:
+        marks, kinds = ",".join("?" * len(channels)), ",".join("?" * len(statuses))
         rows = self._db.conn.execute(
-            f"SELECT * FROM shared_files WHERE workspace = ? AND channel IN ({marks}) AND status = ?"
-            " ORDER BY channel, message_id, position",
-            (workspace, *channels, FileStatus.FAILED.value),
+            f"SELECT * FROM shared_files WHERE workspace = ? AND channel IN ({marks})"
+            f" AND status IN ({kinds}) ORDER BY channel, message_id, position",
+            (workspace, *channels, *(s.value for s in statuses)),
         ).fetchall()
         return [_record(r) for r in rows]
 
@@ -142,9 +144,12 @@ class FolderBlobStore:
 
     def get(self, sha256: str) -> bytes:
         try:
-            return self._path(sha256).read_bytes()
+            data = self._path(sha256).read_bytes()
         except OSError as exc:
             raise BackendUnavailable(f"file {sha256[:12]} is not in {self.root}: {exc.strerror}") from exc
+        if hashlib.sha256(data).hexdigest() != sha256:  # a damaged blob is never parsed
+            raise BackendUnavailable(f"file {sha256[:12]} in {self.root} does not match its hash")
+        return data
 
     def delete(self, shas: Iterable[str]) -> int:
         gone = 0

@@ -17,6 +17,9 @@
                    at it (a save that dies leaves an unreferenced one)
     page_routes    the routing index; _id = "page<US>section<US>fact"  unique (page_id, section_key,
                    (an upsert on _id is cheap)                       fact_id); (fact_id)
+    blobs.files    GridFS: _id = filename = a shared file's sha256;  (_id only)
+                   written after its chunks (``blobs``)
+    blobs.chunks   GridFS: files_id = the sha256, n, data            unique (files_id, n)
     counters       _id = name; value ($inc)
     api_tokens     _id = token id; the secret's SHA-256, never the    (workspace, created_at)
                    secret
@@ -68,6 +71,7 @@ INDEXES: dict[str, list[IndexModel]] = {
     ],
     "pages": [IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("slug", ASCENDING)])],
     "page_versions": [IndexModel([("page_id", ASCENDING), ("version", ASCENDING)])],
+    "blobs.chunks": [IndexModel([("files_id", ASCENDING), ("n", ASCENDING)], unique=True)],
     "api_tokens": [IndexModel([("workspace", ASCENDING), ("created_at", ASCENDING)])],
     "page_routes": [
         IndexModel([("page_id", ASCENDING), ("section_key", ASCENDING), ("fact_id", ASCENDING)], unique=True),
