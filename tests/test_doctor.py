@@ -95,19 +95,31 @@ def test_weaviate_is_checked_only_when_configured_and_an_unreachable_one_fails(t
 def test_mongo_is_checked_when_configured_ok_when_up_and_failing_with_the_fix_when_down(tmp_path, nx_server):
     from teamlore.doctor import check_mongo
 
+    facts = {"weaviate_url": "http://127.0.0.1:9"}  # the server stack's facts (not contacted here)
     unset = check_mongo(Settings(data_dir=tmp_path, _env_file=None))
-    up = check_mongo(Settings(data_dir=tmp_path, mongo_url=nx_server, mongo_db="doctor", _env_file=None))
+    up = check_mongo(
+        Settings(data_dir=tmp_path, mongo_url=nx_server, mongo_db="doctor", _env_file=None, **facts)
+    )
     down = check_mongo(
         Settings(
             data_dir=tmp_path,
             mongo_url=f"mongodb://127.0.0.1:{free_port()}/?directConnection=true",
             mongo_timeout_s=1,
             _env_file=None,
+            **facts,
         )
     )
     assert unset.ok and "not configured" in unset.detail
     assert up.ok and "schema current" in up.detail  # control: a server that answers
     assert not down.ok and "TEAMLORE_MONGO_URL" in down.fix
+
+
+def test_mongo_without_weaviate_fails_the_mongo_check_with_the_fix(tmp_path, nx_server):
+    from teamlore.doctor import check_mongo
+
+    alone = check_mongo(Settings(data_dir=tmp_path, mongo_url=nx_server, mongo_db="doctor", _env_file=None))
+    assert not alone.ok and "\n" not in alone.detail
+    assert "TEAMLORE_WEAVIATE_URL" in alone.detail and "TEAMLORE_WEAVIATE_URL" in alone.fix
 
 
 def test_a_mongo_check_that_fails_leaves_no_client_for_the_collector_to_find_later(tmp_path, nx_server):
@@ -121,7 +133,14 @@ def test_a_mongo_check_that_fails_leaves_no_client_for_the_collector_to_find_lat
         gc.collect()
         gc.disable()  # only the runtime's own collection may run
         try:
-            check_mongo(Settings(data_dir=tmp_path, mongo_url=url, mongo_timeout_s=timeout_s, _env_file=None))
+            settings = Settings(
+                data_dir=tmp_path,
+                mongo_url=url,
+                mongo_timeout_s=timeout_s,
+                weaviate_url="http://127.0.0.1:9",  # not contacted: check_mongo checks MongoDB
+                _env_file=None,
+            )
+            check_mongo(settings)
             return sum(isinstance(o, AsyncMongoClient) for o in gc.get_objects())
         finally:
             gc.enable()

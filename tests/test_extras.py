@@ -49,15 +49,19 @@ def test_connect_with_the_extra_gets_past_the_import(tmp_path, platform):
 
 
 @pytest.mark.parametrize(
-    ("variable", "value", "extra"),
+    ("configured", "extra"),
     [
-        ("TEAMLORE_MONGO_URL", "mongodb://127.0.0.1:9", "mongo"),
-        ("TEAMLORE_WEAVIATE_URL", "http://127.0.0.1:9", "weaviate"),
-        ("TEAMLORE_LLM_BASE_URL", "http://127.0.0.1:9/v1", "llm"),
+        # The server stack: MongoDB with Weaviate (refused without); MongoDB's stores open first.
+        (
+            {"TEAMLORE_MONGO_URL": "mongodb://127.0.0.1:9", "TEAMLORE_WEAVIATE_URL": "http://127.0.0.1:9"},
+            "mongo",
+        ),
+        ({"TEAMLORE_WEAVIATE_URL": "http://127.0.0.1:9"}, "weaviate"),
+        ({"TEAMLORE_LLM_BASE_URL": "http://127.0.0.1:9/v1"}, "llm"),
     ],
 )
-def test_a_configured_server_store_or_model_without_its_extra_names_it(tmp_path, variable, value, extra):
-    done = teamlore("channels", "-w", "T0ACME", cwd=tmp_path, **{variable: value})
+def test_a_configured_server_store_or_model_without_its_extra_names_it(tmp_path, configured, extra):
+    done = teamlore("channels", "-w", "T0ACME", cwd=tmp_path, **configured)
     assert done.returncode == 1
     assert done.stderr == f"error: {extra} support is not installed: pip install 'teamlore[{extra}]'\n"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,8 +16,8 @@ from pymongo.errors import DuplicateKeyError
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
-from teamlore.domain import Scope, content_hash
-from teamlore.errors import BackendUnavailable, StoreUnreachable, TeamloreError
+from teamlore.domain import ReadView, Scope, content_hash
+from teamlore.errors import BackendUnavailable, ConfigurationError, StoreUnreachable, TeamloreError
 from teamlore.workers.claim_parts import masked
 from teamlore.workers.pipeline import Outcome
 
@@ -26,6 +27,20 @@ from .mongo_server import OwnMongo, drop_database, fresh_database
 from .redis_server import free_port
 
 DEAD = "mongodb://127.0.0.1:{port}/?directConnection=true"
+# The server stack's facts, never reached by the tests that stop at MongoDB (it is opened first).
+NO_WEAVIATE = "http://127.0.0.1:9"
+
+
+def _on_weaviate(server) -> dict[str, object]:
+    """The settings that put facts and the message index on the Weaviate wire server, in a
+    collection of their own."""
+    import uuid
+
+    return {
+        "weaviate_url": server.url,
+        "weaviate_grpc_port": server.grpc_port,
+        "weaviate_collection": f"TeamloreTest{uuid.uuid4().hex[:12]}",
+    }
 
 
 @pytest.fixture(params=[k for k in STORE_KINDS if k != "embedded"])
@@ -46,7 +61,11 @@ def _database(lore: Teamlore) -> str:
 
 def test_an_unreachable_mongodb_is_a_one_line_error_within_its_timeout(tmp_path, embedder):
     settings = Settings(
-        data_dir=tmp_path, mongo_url=DEAD.format(port=free_port()), mongo_timeout_s=0.5, _env_file=None
+        data_dir=tmp_path,
+        mongo_url=DEAD.format(port=free_port()),
+        mongo_timeout_s=0.5,
+        weaviate_url=NO_WEAVIATE,
+        _env_file=None,
     )
     started = time.monotonic()
     with pytest.raises(StoreUnreachable) as caught:
@@ -62,6 +81,7 @@ def test_the_cli_reports_an_unreachable_mongodb_in_one_line_and_exits_1(tmp_path
         "TEAMLORE_DATA_DIR": str(tmp_path),
         "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
         "TEAMLORE_MONGO_TIMEOUT_S": "0.5",
+        "TEAMLORE_WEAVIATE_URL": NO_WEAVIATE,
     }
     done = subprocess.run(
         [sys.executable, "-m", "teamlore.cli", "channels", "--workspace", WS],
@@ -75,9 +95,101 @@ def test_the_cli_reports_an_unreachable_mongodb_in_one_line_and_exits_1(tmp_path
     assert len(lines) == 1 and "TEAMLORE_MONGO_URL" in lines[0], done.stderr
 
 
-def test_a_mongodb_that_goes_down_mid_import_leaves_the_batch_to_retry(tmp_path, embedder, clock):
+def test_mongodb_without_weaviate_is_refused_in_one_line_before_connecting(tmp_path, embedder, nx_server):
+    """The server stack keeps facts on Weaviate: the file's fact store and message index read the
+    file's vectors, and MongoDB holds the embedding cache. The control: with Weaviate it starts."""
+    alone = Settings(
+        data_dir=tmp_path / "alone",
+        mongo_url=DEAD.format(port=free_port()),
+        mongo_timeout_s=30,
+        _env_file=None,
+    )
+    started = time.monotonic()
+    with pytest.raises(ConfigurationError) as caught:
+        Teamlore(alone, embedder=embedder)
+    assert time.monotonic() - started < 2  # refused before the dead server's timeout
+    message = str(caught.value)
+    assert "\n" not in message and "TEAMLORE_WEAVIATE_URL" in message and "TEAMLORE_MONGO_URL" in message
+    assert not (tmp_path / "alone" / "teamlore.sqlite3").exists()  # nothing opened
+
+
+def test_mongodb_with_weaviate_starts_and_keeps_facts_there(
+    tmp_path, embedder, clock, nx_server, weaviate_wire
+):
+    from teamlore.stores.weaviate.facts import WeaviateFactBackend
+
+    database = fresh_database()
+    settings = Settings(
+        data_dir=tmp_path / "both",
+        mongo_url=nx_server,
+        mongo_db=database,
+        _env_file=None,
+        **_on_weaviate(weaviate_wire),
+    )
+    lore = Teamlore(settings, embedder=embedder, clock=clock)
+    try:
+        assert isinstance(lore.stores.facts, WeaviateFactBackend)
+        assert put(lore, event("The billing cron runs at 02:00 UTC."))[0].outcome is Outcome.STORED
+        assert [h.fact.statement for h in lore.reader.list(Scope(WS, ["C1"])).hits] == [
+            "The billing cron runs at 02:00 UTC."
+        ]
+    finally:
+        lore.close()
+        drop_database(nx_server, database)
+
+
+def test_the_cli_refuses_mongodb_without_weaviate_in_one_line(tmp_path):
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(tmp_path),
+        "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
+        "TEAMLORE_WEAVIATE_URL": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "channels", "--workspace", WS],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "traceback" not in done.stderr.lower()
+
+
+def test_a_worker_refuses_mongodb_without_weaviate_before_it_starts(tmp_path):
+    """Refused once, in the worker's parent, not by each pool process at its first task. The
+    control is the worker below, which starts with Weaviate configured."""
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(tmp_path),
+        "TEAMLORE_REDIS_URL": "redis://127.0.0.1:6379/0",
+        "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
+        "TEAMLORE_WEAVIATE_URL": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "ready" not in done.stdout
+
+
+def test_a_mongodb_that_goes_down_mid_import_leaves_the_batch_to_retry(
+    tmp_path, embedder, clock, weaviate_wire
+):
     server = OwnMongo(tmp_path / "nx", durable=True).start()
-    settings = Settings(data_dir=tmp_path / "s", mongo_url=server.url, mongo_timeout_s=1, _env_file=None)
+    settings = Settings(
+        data_dir=tmp_path / "s",
+        mongo_url=server.url,
+        mongo_timeout_s=1,
+        _env_file=None,
+        **_on_weaviate(weaviate_wire),
+    )
     lore = Teamlore(settings, embedder=embedder, clock=clock)
     try:
         assert put(lore, event("The billing cron runs at 02:00 UTC."))[0].outcome is Outcome.STORED
@@ -191,7 +303,7 @@ def test_erasure_leaves_no_word_or_plain_hash_in_mongodb_or_the_file(lore, raw):
     put(lore, event(kind="message.deleted", message_id="y1", ts="2026-01-06T10:00:00Z", **zed))  # a tombstone
     lore.wiki.flush(everything=True)
     database = raw[_database(lore)]
-    statements = {doc["statement"] for doc in _fact_rows(lore)}
+    statements = _statements(lore)
     plain = {content_hash(s) for s in statements if "snorkelwhale" in s.lower() or "yarrowmint" in s.lower()}
     everything = _dump(database, lore)
     assert "snorkelwhale" in everything and "yarrowmint" in everything and len(plain) == 2  # control
@@ -204,8 +316,29 @@ def test_erasure_leaves_no_word_or_plain_hash_in_mongodb_or_the_file(lore, raw):
     assert "tiddlywomp" in everything and "yes, still on" in everything  # control: the others' words
 
 
-def _fact_rows(lore: Teamlore) -> list[dict]:
-    return [dict(r) for r in lore.stores.db.conn.execute("SELECT statement FROM fact_versions")]
+def test_erasure_forgets_a_persons_vectors_in_mongodb_and_keeps_the_others(lore, raw):
+    """The server stack's embedding cache is MongoDB's: erasure's forget reaches it (a vector is
+    derived from the person's words). The control: another person's vectors stay."""
+    said = "The Zanzibar project codename is Marigold."
+    other = "The office lease ends in December."
+    put(lore, event(other, author_id="U1", author_name="alice", message_id="1.0"))
+    put(lore, event(said, author_id="UZED", author_name="zed", message_id="2.0", ts="2026-01-05T11:00:00Z"))
+    key = lore.embedder.key
+    theirs = {key(said), key(f"alice: {other}\nzed: {said}")}  # the statement, the passage with context
+    others = {key(other), key(f"alice: {other}")}
+    embeddings = raw[_database(lore)]["embeddings"]
+    held = lambda: {doc["_id"] for doc in embeddings.find({}, {"_id": 1})}  # noqa: E731
+    assert theirs | others <= held()  # control: the cache held both people's vectors
+    assert lore.stores.db.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+    lore.erase_author(WS, "UZED", actor="dpo")
+    assert not theirs & held()
+    assert others <= held()
+
+
+def _statements(lore: Teamlore) -> set[str]:
+    """Every fact's statement, retired ones too (the facts are on Weaviate)."""
+    listed = lore.reader.list(Scope(WS, ["C1"]), ReadView(include_history=True), k=100)
+    return {h.fact.statement for h in listed.hits}
 
 
 def _dump(database, lore: Teamlore) -> str:
@@ -255,7 +388,9 @@ def test_a_private_database_is_dropped_by_the_helper(mongo_url):
         client.close()
 
 
-def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when_back(tmp_path):
+def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when_back(
+    tmp_path, weaviate_wire
+):
     from teamlore.workers.producer import Producer
 
     from .redis_server import OwnRedis
@@ -270,6 +405,7 @@ def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when
         "TEAMLORE_MONGO_URL": server.url,
         "TEAMLORE_MONGO_DB": database,
         "TEAMLORE_MONGO_TIMEOUT_S": "1",
+        **{f"TEAMLORE_{k.upper()}": str(v) for k, v in _on_weaviate(weaviate_wire).items()},
     }
     with log.open("ab") as out:
         worker = subprocess.Popen(
@@ -292,8 +428,15 @@ def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when
         try:
             stored = client[database]["messages"]
             _wait_for(lambda: stored.find_one({"message_id": said.message_id}) is not None, worker, log)
+            # Its vectors went to MongoDB's embedding cache, none to the worker's SQLite file.
+            assert client[database]["embeddings"].count_documents({}) > 0
         finally:
             client.close()
+        file = sqlite3.connect(f"file:{data_dir / 'teamlore.sqlite3'}?mode=ro", uri=True)
+        try:
+            assert file.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
+        finally:
+            file.close()
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, 15)

@@ -205,7 +205,7 @@ def test_with_redis_a_good_batch_goes_to_the_workers_queue(tmp_path, embedder):
 
 
 def test_in_the_server_stack_a_push_accepted_by_one_api_process_is_refused_by_another(
-    tmp_path, embedder, nx_server
+    tmp_path, embedder, nx_server, weaviate_wire
 ):
     """With MongoDB and Redis the replay guard is Redis's, shared by every API process, each with
     its own data folder; the control, the same two without MongoDB, keeps the guard in each
@@ -219,7 +219,15 @@ def test_in_the_server_stack_a_push_accepted_by_one_api_process_is_refused_by_an
     site = contextmanager(_site)
     body = _body(_event(1))
     try:
-        for mongo, second_status in (({"mongo_url": nx_server, "mongo_db": database}, 409), ({}, 200)):
+        # The server stack: MongoDB, Redis and Weaviate (its facts; the pushes are only queued here).
+        stack = {
+            "mongo_url": nx_server,
+            "mongo_db": database,
+            "weaviate_url": weaviate_wire.url,
+            "weaviate_grpc_port": weaviate_wire.grpc_port,
+            "weaviate_collection": f"TeamlorePush{database[-12:]}",
+        }
+        for mongo, second_status in ((stack, 409), ({}, 200)):
             with ExitStack() as stack:
                 a, b = (
                     stack.enter_context(

@@ -35,7 +35,9 @@ _configured: list[Settings] = []  # set by the `teamlore worker` command before 
 def prepare_worker(settings: Settings) -> None:
     """In the worker's parent, before the pool forks: keep the settings every pool process builds
     from, and make the SQLite schema current once (then close it), so the processes do not race
-    to create it. No client is left open to be inherited by a fork."""
+    to create it. No client is left open to be inherited by a fork. A configuration no process may
+    start on is refused here, once, not by every pool process at its first task."""
+    settings.check_server_stack()
     _configured[:] = [settings]
     EmbeddedStores(settings.db_path).close()
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from teamlore.embedding import EmbeddingCache
 from teamlore.stores.database import Database
 from teamlore.stores.embedded.audit import EmbeddedAuditLog
 from teamlore.stores.embedded.facts import EmbeddedFactBackend
@@ -54,7 +55,8 @@ class EmbeddedStores:
         # In the file unless a server holds it (``use_message_index``: Weaviate); docs/stores.md.
         self.message_index: MessageIndex = EmbeddedMessageIndex(self.db)
         self.ledger = EmbeddedEventLedger(self.db)
-        self.embeddings = EmbeddedEmbeddingCache(self.db)
+        # Passage vectors; the file's fact store and message index read this table directly.
+        self.embeddings: EmbeddingCache = EmbeddedEmbeddingCache(self.db)
         self.review: ReviewQueue = EmbeddedReviewQueue(self.db)
         self.tombstones: Tombstones = EmbeddedTombstones(self.db)
         self.pages: PageStore = EmbeddedPageStore(self.db)

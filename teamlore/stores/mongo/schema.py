@@ -28,6 +28,8 @@
     llm_spend      _id = "role<US>model"; counts ($inc)              (_id only)
     llm_breakers   _id = role; the breaker's last published state   (_id only)
     llm_cache      _id = hash of prompt version, model and content  (_id only)
+    embeddings     _id = cache key (model + text hash); model, dim,  (_id only)
+                   vector (float32 bytes)
     meta           _id = "schema"; version
 
 Times are BSON datetimes (UTC, milliseconds) with the sub-millisecond rest in a ``<name>_us``
