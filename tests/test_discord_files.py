@@ -7,6 +7,7 @@ the message. A link to any other host is refused before anything is sent."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +15,26 @@ import pytest
 
 from teamlore.app import Teamlore, file_fetchers
 from teamlore.config import Settings
-from teamlore.domain import FactStatus, Scope
+from teamlore.domain import FactStatus, ReadView, Scope
 
 from . import discord_payloads as P
 from . import files_made as made
 from .local_http import LocalServer, Request, Response, local_server
+from .shared_file_checks import (
+    NEWER,
+    VENDOR_PAGES,
+    blob_names,
+    newer_pages,
+    passage_rows,
+    web_message_page,
+    wiki_lines,
+)
 from .test_discord import run_bot
 from .test_shared_files import BUDGET_PAGES
 
 REPORT = made.pdf(BUDGET_PAGES)
+REPORT_V2 = made.pdf(newer_pages(BUDGET_PAGES))
+VENDORS = made.pdf(VENDOR_PAGES)
 
 
 def serve_files(files: dict[str, bytes]) -> Any:
@@ -35,7 +47,12 @@ def serve_files(files: dict[str, bytes]) -> Any:
 
 @pytest.fixture
 def cdn() -> Iterator[LocalServer]:
-    with local_server(serve_files({"/attachments/200/7001/report.pdf": REPORT})) as server:
+    files = {
+        "/attachments/200/7001/report.pdf": REPORT,
+        "/attachments/200/7002/report_v2.pdf": REPORT_V2,
+        "/attachments/200/7003/vendors.pdf": VENDORS,
+    }
+    with local_server(serve_files(files)) as server:
         yield server
 
 
@@ -54,21 +71,30 @@ def lore(tmp_path: Path, embedder, clock, cdn: LocalServer) -> Iterator[Teamlore
     opened.close()
 
 
-def attachment(url: str, name: str = "report.pdf", aid: str = "7001") -> dict[str, Any]:
+def attachment(
+    url: str, name: str = "report.pdf", aid: str = "7001", size: int = len(REPORT)
+) -> dict[str, Any]:
     return {
         "id": aid,
         "filename": name,
-        "size": len(REPORT),
+        "size": size,
         "url": url,
         "proxy_url": url,
         "content_type": made.PDF_MIME,
     }
 
 
-def share(lore: Teamlore, mid: str, channel: str, text: str, attachments: list[dict[str, Any]]) -> None:
+def share(
+    lore: Teamlore,
+    mid: str,
+    channel: str,
+    text: str,
+    attachments: list[dict[str, Any]],
+    author: dict[str, Any] = P.ALICE,
+) -> None:
     async def scenario(client, parsers):
         parsers["GUILD_CREATE"](P.guild_create())
-        parsers["MESSAGE_CREATE"](P.message(mid, channel, text, attachments=attachments))
+        parsers["MESSAGE_CREATE"](P.message(mid, channel, text, author=author, attachments=attachments))
 
     run_bot(lore, scenario)
 
@@ -186,3 +212,106 @@ def test_production_fetches_discord_files_from_discords_cdn_only():
     fetcher = file_fetchers(Settings(discord_file_origins=default, _env_file=None))["discord"]
     assert fetcher._source.origins == {"https://cdn.discordapp.com", "https://media.discordapp.net"}
     assert fetcher._source.token == ""
+
+
+def test_the_wiki_shows_a_statement_from_a_discord_file_with_its_file_and_page_and_links_the_message(
+    lore, cdn
+):
+    mid = P.snowflake(1)
+    share(
+        lore,
+        mid,
+        P.GENERAL,
+        "Here is the Falcon report.",
+        [attachment(f"{cdn.url}/attachments/200/7001/report.pdf")],
+    )
+    permalink = f"https://discord.com/channels/{P.GUILD}/{P.GENERAL}/{mid}"
+
+    shown = wiki_lines(lore, Scope(P.GUILD, [P.GENERAL]), "40 thousand euros")
+    assert shown and all(f", report.pdf, p. 2]({permalink})" in line for line in shown)
+    (fact, *_) = [h for h in budget_hits(lore, P.GENERAL) if h.kind == "fact"]
+    (source,) = fact.sources
+    page = web_message_page(lore, P.GUILD, P.GENERAL, source.message_id)  # the citation's target
+    assert page.status_code == 200
+    assert "From a shared file" in page.text and "report.pdf, p. 2" in page.text
+    assert "40 thousand euros" in page.text
+    assert f'href="/wiki/{P.GENERAL}/messages/{mid}"' in page.text  # the message that shared it
+
+
+def test_a_newer_version_of_a_file_shared_on_discord_supersedes_what_the_older_one_said(lore, cdn):
+    share(
+        lore,
+        P.snowflake(1),
+        P.GENERAL,
+        "Here is the Falcon report.",
+        [attachment(f"{cdn.url}/attachments/200/7001/report.pdf")],
+    )
+    newer = P.snowflake(90)  # an hour and a half later
+    share(
+        lore,
+        newer,
+        P.GENERAL,
+        "The updated Falcon report.",
+        [
+            attachment(
+                f"{cdn.url}/attachments/200/7002/report_v2.pdf", "report v2.pdf", "7002", len(REPORT_V2)
+            )
+        ],
+    )
+
+    scope = Scope(P.GUILD, [P.GENERAL])
+    now = lore.reader.search("Falcon launch budget", scope, k=10)
+    (top, *_) = [h for h in now.hits if h.kind == "fact"]
+    assert NEWER in top.fact.statement
+    assert [(s.file_ref, s.shared_in) for s in top.sources] == [("report v2.pdf, p. 2", newer)]
+    assert not any("40 thousand" in h.text for h in now.hits if h.kind == "fact")
+    before = ReadView(valid_at=P.T0 + timedelta(minutes=45))  # as of before the newer version
+    then = lore.reader.search("Falcon launch budget", scope, view=before, k=10)
+    (was,) = [h for h in then.hits if h.kind == "fact" and "budget is" in h.text]
+    assert "40 thousand" in was.text and [s.file_ref for s in was.sources] == ["report.pdf, p. 2"]
+    (replaced,) = top.fact.supersedes
+    older = lore.reader.history(replaced, scope).versions[-1].fact
+    assert older.status is FactStatus.SUPERSEDED and "40 thousand" in older.statement
+
+
+def test_erasing_the_person_who_shared_a_discord_file_removes_it_its_passages_and_their_facts(lore, cdn):
+    theirs, kept = P.snowflake(1), P.snowflake(2)
+    share(
+        lore,
+        theirs,
+        P.GENERAL,
+        "Here is the Falcon report.",
+        [attachment(f"{cdn.url}/attachments/200/7001/report.pdf")],
+        author=P.BOB,
+    )
+    share(  # the control: another person's file
+        lore,
+        kept,
+        P.GENERAL,
+        "The vendor list.",
+        [attachment(f"{cdn.url}/attachments/200/7003/vendors.pdf", "vendors.pdf", "7003", len(VENDORS))],
+    )
+    scope = Scope(P.GUILD, [P.GENERAL])
+    assert [h for h in budget_hits(lore, P.GENERAL) if h.kind == "fact"]
+    (vendors,) = lore.stores.files.of_messages(P.GUILD, [(P.GENERAL, kept)])
+    assert len(blob_names(lore)) == 2
+
+    erased = lore.erase_author(P.GUILD, P.BOB_ID, "dpo")
+
+    assert (erased.files, erased.blobs) == (1, 1)
+    assert budget_hits(lore, P.GENERAL) == []  # no fact, no passage says it any more
+    rows = passage_rows(lore, theirs)
+    assert rows and all(row == ("", "", "") for row in rows)
+    assert lore.stores.files.of_messages(P.GUILD, [(P.GENERAL, theirs)]) == []
+    assert lore.search_media_references(scope, "report") == []
+    assert blob_names(lore) == [vendors.sha256]
+    # Alice's file, its passages and its fact stay.
+    assert [r.name for r in lore.stores.files.of_messages(P.GUILD, [(P.GENERAL, kept)])] == ["vendors.pdf"]
+    assert [(text != "", name, ref) for text, name, ref in passage_rows(lore, kept)] == [
+        (True, "Alice", "vendors.pdf, p. 1")
+    ]
+    found = lore.reader.search("Falcon badge vendor", scope, k=5)
+    assert any(
+        h.kind == "fact" and "Initech" in h.text and [s.file_ref for s in h.sources] == ["vendors.pdf, p. 1"]
+        for h in found.hits
+    )

@@ -7,6 +7,7 @@ configured server's origin only: not to a link elsewhere, not through a redirect
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,21 @@ from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.mattermost.posts import MattermostChannel, PostContext, post_event
-from teamlore.domain import Attachment, EventKind, FactStatus, Scope, Visibility
+from teamlore.domain import Attachment, EventKind, FactStatus, ReadView, Scope, Visibility
 
 from . import files_made as made
 from .conftest import event
 from .fake_mattermost import TOKEN, FakeMattermost
 from .local_http import LocalServer, Response, local_server
+from .shared_file_checks import (
+    NEWER,
+    VENDOR_PAGES,
+    blob_names,
+    newer_pages,
+    passage_rows,
+    web_message_page,
+    wiki_lines,
+)
 from .test_mattermost_connector import JAN5_MS, WS, post
 from .test_shared_files import BUDGET_PAGES
 
@@ -74,9 +84,15 @@ class Chat:
         self.context = PostContext(WS, mm.url, lore.settings.max_message_chars)
 
     def post(
-        self, post_id: str, text: str, channel: str = "town", files: list[dict[str, Any]] = (), n: int = 0
+        self,
+        post_id: str,
+        text: str,
+        channel: str = "town",
+        files: list[dict[str, Any]] = (),
+        n: int = 0,
+        user: str = "u1",
     ) -> None:
-        body = post(post_id, text, channel, at=JAN5_MS + n * 60_000)
+        body = post(post_id, text, channel, user=user, at=JAN5_MS + n * 60_000)
         if files:
             body |= {"file_ids": [f["id"] for f in files], "metadata": {"files": list(files)}}
         self._deliver(body, EventKind.CREATED, channel)
@@ -86,7 +102,8 @@ class Chat:
         self._deliver(body, EventKind.DELETED, channel)
 
     def _deliver(self, body: dict[str, Any], kind: EventKind, channel: str) -> None:
-        self.sink.deliver([post_event(body, kind, CHANNELS[channel], "alice", "acme", self.context)])
+        name = "bob" if body["user_id"] == "u2" else "alice"  # as the listener resolves the sender
+        self.sink.deliver([post_event(body, kind, CHANNELS[channel], name, "acme", self.context)])
         self.lore.wiki.flush(everything=True)
 
 
@@ -246,3 +263,82 @@ def test_without_a_mattermost_token_a_file_is_recorded_as_not_fetched(tmp_path, 
         assert mm.downloads == []
     finally:
         bare.close()
+
+
+def test_the_wiki_shows_a_statement_from_a_mattermost_file_with_its_file_and_page_and_links_the_post(
+    lore, mm, chat
+):
+    chat.post(
+        "p1",
+        "Here is the Falcon report.",
+        files=[mm.share("f1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))],
+    )
+    permalink = f"{mm.url}/acme/pl/p1"
+
+    shown = wiki_lines(lore, Scope(WS, ["town"]), "40 thousand euros")
+    assert shown and all(f", report.pdf, p. 2]({permalink})" in line for line in shown)
+    (fact, *_) = [h for h in budget_hits(lore, "town") if h.kind == "fact"]
+    (source,) = fact.sources
+    page = web_message_page(lore, WS, "town", source.message_id)  # the citation's target
+    assert page.status_code == 200
+    assert "From a shared file" in page.text and "report.pdf, p. 2" in page.text
+    assert "40 thousand euros" in page.text
+    assert 'href="/wiki/town/messages/p1"' in page.text  # the post that shared it
+
+
+def test_a_newer_version_of_a_file_shared_on_mattermost_supersedes_what_the_older_one_said(lore, mm, chat):
+    chat.post(
+        "p1",
+        "Here is the Falcon report.",
+        files=[mm.share("f1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))],
+    )
+    newer = mm.share("f2", "report v2.pdf", made.PDF_MIME, made.pdf(newer_pages(BUDGET_PAGES)))
+    chat.post("p2", "The updated Falcon report.", files=[newer], n=90)  # an hour and a half later
+
+    scope = Scope(WS, ["town"])
+    now = lore.reader.search("Falcon launch budget", scope, k=10)
+    (top, *_) = [h for h in now.hits if h.kind == "fact"]
+    assert NEWER in top.fact.statement
+    assert [(s.file_ref, s.shared_in) for s in top.sources] == [("report v2.pdf, p. 2", "p2")]
+    assert not any("40 thousand" in h.text for h in now.hits if h.kind == "fact")
+    jan5 = datetime.fromtimestamp(JAN5_MS / 1000, UTC)
+    before = ReadView(valid_at=jan5 + timedelta(minutes=45))  # as of before the newer version
+    then = lore.reader.search("Falcon launch budget", scope, view=before, k=10)
+    (was,) = [h for h in then.hits if h.kind == "fact" and "budget is" in h.text]
+    assert "40 thousand" in was.text and [s.file_ref for s in was.sources] == ["report.pdf, p. 2"]
+    (replaced,) = top.fact.supersedes
+    older = lore.reader.history(replaced, scope).versions[-1].fact
+    assert older.status is FactStatus.SUPERSEDED and "40 thousand" in older.statement
+
+
+def test_erasing_the_person_who_shared_a_mattermost_file_removes_it_its_passages_and_their_facts(
+    lore, mm, chat
+):
+    report = mm.share("f1", "report.pdf", made.PDF_MIME, made.pdf(BUDGET_PAGES))
+    chat.post("p1", "Here is the Falcon report.", files=[report], user="u2")
+    vendors = mm.share("f3", "vendors.pdf", made.PDF_MIME, made.pdf(VENDOR_PAGES))
+    chat.post("p2", "The vendor list.", files=[vendors], n=1)  # the control: another person's file
+    scope = Scope(WS, ["town"])
+    assert [h for h in budget_hits(lore, "town") if h.kind == "fact"]
+    (kept,) = lore.stores.files.of_messages(WS, [("town", "p2")])
+    assert len(blob_names(lore)) == 2
+
+    erased = lore.erase_author(WS, "u2", "dpo")
+
+    assert (erased.files, erased.blobs) == (1, 1)
+    assert budget_hits(lore, "town") == []  # no fact, no passage says it any more
+    rows = passage_rows(lore, "p1")
+    assert rows and all(row == ("", "", "") for row in rows)
+    assert lore.stores.files.of_messages(WS, [("town", "p1")]) == []
+    assert lore.search_media_references(scope, "report") == []
+    assert blob_names(lore) == [kept.sha256]
+    # Alice's file, its passages and its fact stay.
+    assert media(lore) == {"vendors.pdf": ("extracted", "pdf: 1 page, 1 passage")}
+    assert [(text != "", name, ref) for text, name, ref in passage_rows(lore, "p2")] == [
+        (True, "alice", "vendors.pdf, p. 1")
+    ]
+    found = lore.reader.search("Falcon badge vendor", scope, k=5)
+    assert any(
+        h.kind == "fact" and "Initech" in h.text and [s.file_ref for s in h.sources] == ["vendors.pdf, p. 1"]
+        for h in found.hits
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +19,36 @@ from teamlore.config import Settings
 from teamlore.connectors.delivery import EventSink
 from teamlore.connectors.teams.graph import graph_event
 from teamlore.connectors.teams.normalize import Place
-from teamlore.domain import FactStatus, Scope, Visibility
+from teamlore.domain import FactStatus, ReadView, Scope, Visibility
 from teamlore.errors import BackendUnavailable
 from teamlore.files.fetch import allowed, origin_of, teams_source
 
 from . import files_made as made
 from .local_http import LocalServer, Request, Response, local_server
+from .shared_file_checks import (
+    NEWER,
+    VENDOR_PAGES,
+    blob_names,
+    newer_pages,
+    passage_rows,
+    web_message_page,
+    wiki_lines,
+)
 from .test_shared_files import BUDGET_PAGES
 from .test_teams import BOARD, GENERAL, TENANT, graph_message
 
 TOKEN = "graph-token"
 LINK = "https://acme.sharepoint.com/sites/eng/Shared%20Documents/General/report.pdf"
+LINK_V2 = "https://acme.sharepoint.com/sites/eng/Shared%20Documents/General/report%20v2.pdf"
+VENDORS_LINK = "https://acme.sharepoint.com/sites/eng/Shared%20Documents/General/vendors.pdf"
+# The pre-authenticated download Graph redirects each link to, and what SharePoint serves there.
+DOWNLOADS = {LINK: "t1", LINK_V2: "t2", VENDORS_LINK: "t3"}
+CONTENTS = {
+    "t1": made.pdf(BUDGET_PAGES),
+    "t2": made.pdf(newer_pages(BUDGET_PAGES)),
+    "t3": made.pdf(VENDOR_PAGES),
+}
+BOB = {"id": "aad-bob", "displayName": "Bob Example"}
 PLACES = {
     GENERAL: Place(TENANT, GENERAL, "General", Visibility.PUBLIC),
     BOARD: Place(TENANT, BOARD, "Board", Visibility.PRIVATE),
@@ -43,8 +63,11 @@ def linked(url: str) -> str:
 
 @pytest.fixture
 def sharepoint() -> Iterator[LocalServer]:
-    report = made.pdf(BUDGET_PAGES)
-    with local_server(lambda request: Response(200, report, {"Content-Type": made.PDF_MIME})) as server:
+    def handle(request: Request) -> Response:
+        found = CONTENTS.get(request.query.get("tempauth", ""))
+        return Response(200, found, {"Content-Type": made.PDF_MIME}) if found else Response(404, {})
+
+    with local_server(handle) as server:
         yield server
 
 
@@ -70,9 +93,10 @@ def graph(redirect_to: dict[str, str]) -> Iterator[LocalServer]:
         parts = request.path.split("/")
         if parts[:3] != ["", "v1.0", "shares"] or parts[4:] != ["driveItem", "content"]:
             return Response(404, {"error": {"code": "itemNotFound"}})
-        if linked(parts[3]) != LINK:
+        download = DOWNLOADS.get(linked(parts[3]))
+        if download is None:
             return Response(404, {"error": {"code": "itemNotFound"}})
-        return Response(302, None, {"Location": f"{redirect_to['origin']}/download.aspx?tempauth=t1"})
+        return Response(302, None, {"Location": f"{redirect_to['origin']}/download.aspx?tempauth={download}"})
 
     with local_server(handle) as server:
         yield server
@@ -99,12 +123,25 @@ def lore(tmp_path, embedder, clock, graph, sharepoint) -> Iterator[Teamlore]:
     opened.close()
 
 
-def share(lore: Teamlore, mid: str, text: str, channel: str = GENERAL, minute: int = 0, **extra: Any) -> None:
+def share(
+    lore: Teamlore,
+    mid: str,
+    text: str,
+    channel: str = GENERAL,
+    minute: int = 0,
+    file: tuple[str, str] = ("report.pdf", LINK),
+    sender: dict[str, str] | None = None,
+    at: str | None = None,
+    **extra: Any,
+) -> None:
     message = graph_message(mid, text, minute, **extra)
+    if at is not None:  # a time past the hour graph_message's minutes reach
+        message["createdDateTime"] = message["lastModifiedDateTime"] = at
     message["channelIdentity"]["channelId"] = channel
-    message["attachments"] = [
-        {"id": "a1", "contentType": "reference", "contentUrl": LINK, "name": "report.pdf"}
-    ]
+    name, link = file
+    message["attachments"] = [{"id": "a1", "contentType": "reference", "contentUrl": link, "name": name}]
+    if sender is not None:
+        message["from"]["user"] |= sender
     found = graph_event(message, PLACES[channel], lore.settings.max_message_chars)
     assert found is not None
     EventSink(lore).deliver([found])
@@ -213,3 +250,69 @@ def test_production_sends_the_graph_token_to_graph_only_and_downloads_from_share
         "https://evilsharepoint.com/",
     ):
         assert not allowed(origin_of(foreign), source.origins), foreign
+
+
+def test_the_wiki_shows_a_statement_from_a_teams_file_with_its_file_and_page_and_links_the_message(lore):
+    share(lore, "2001", "Here is the Falcon report.")
+    permalink = graph_message("2001", "", 0)["webUrl"]
+
+    shown = wiki_lines(lore, Scope(TENANT, [GENERAL]), "40 thousand euros")
+    assert shown and all(f", report.pdf, p. 2]({permalink})" in line for line in shown)
+    (fact, *_) = [h for h in budget_hits(lore, GENERAL) if h.kind == "fact"]
+    (source,) = fact.sources
+    page = web_message_page(lore, TENANT, GENERAL, source.message_id)  # the citation's target
+    assert page.status_code == 200
+    assert "From a shared file" in page.text and "report.pdf, p. 2" in page.text
+    assert "40 thousand euros" in page.text
+    assert f'href="/wiki/{GENERAL}/messages/2001"' in page.text  # the message that shared it
+
+
+def test_a_newer_version_of_a_file_shared_in_teams_supersedes_what_the_older_one_said(lore):
+    share(lore, "2001", "Here is the Falcon report.")
+    later = "2026-02-10T11:30:00.000Z"  # an hour and a half later
+    share(lore, "2002", "The updated Falcon report.", at=later, file=("report v2.pdf", LINK_V2))
+
+    scope = Scope(TENANT, [GENERAL])
+    now = lore.reader.search("Falcon launch budget", scope, k=10)
+    (top, *_) = [h for h in now.hits if h.kind == "fact"]
+    assert NEWER in top.fact.statement
+    assert [(s.file_ref, s.shared_in) for s in top.sources] == [("report v2.pdf, p. 2", "2002")]
+    assert not any("40 thousand" in h.text for h in now.hits if h.kind == "fact")
+    before = ReadView(valid_at=datetime(2026, 2, 10, 10, 45, tzinfo=UTC))  # before the newer version
+    then = lore.reader.search("Falcon launch budget", scope, view=before, k=10)
+    (was,) = [h for h in then.hits if h.kind == "fact" and "budget is" in h.text]
+    assert "40 thousand" in was.text and [s.file_ref for s in was.sources] == ["report.pdf, p. 2"]
+    (replaced,) = top.fact.supersedes
+    older = lore.reader.history(replaced, scope).versions[-1].fact
+    assert older.status is FactStatus.SUPERSEDED and "40 thousand" in older.statement
+
+
+def test_erasing_the_person_who_shared_a_teams_file_removes_it_its_passages_and_their_facts(lore):
+    share(lore, "2001", "Here is the Falcon report.", sender=BOB)
+    share(lore, "2002", "The vendor list.", minute=1, file=("vendors.pdf", VENDORS_LINK))  # the control
+    scope = Scope(TENANT, [GENERAL])
+    assert [h for h in budget_hits(lore, GENERAL) if h.kind == "fact"]
+    (kept,) = lore.stores.files.of_messages(TENANT, [(GENERAL, "2002")])
+    assert len(blob_names(lore)) == 2
+
+    erased = lore.erase_author(TENANT, BOB["id"], "dpo")
+
+    assert (erased.files, erased.blobs) == (1, 1)
+    assert budget_hits(lore, GENERAL) == []  # no fact, no passage says it any more
+    rows = passage_rows(lore, "2001")
+    assert rows and all(row == ("", "", "") for row in rows)
+    assert lore.stores.files.of_messages(TENANT, [(GENERAL, "2001")]) == []
+    assert media(lore) == {}
+    assert blob_names(lore) == [kept.sha256]
+    # Alice's file, its passages and its fact stay.
+    assert [(r.name, r.status.value) for r in lore.stores.files.of_messages(TENANT, [(GENERAL, "2002")])] == [
+        ("vendors.pdf", "extracted")
+    ]
+    assert [(text != "", name, ref) for text, name, ref in passage_rows(lore, "2002")] == [
+        (True, "Alice Example", "vendors.pdf, p. 1")
+    ]
+    found = lore.reader.search("Falcon badge vendor", scope, k=5)
+    assert any(
+        h.kind == "fact" and "Initech" in h.text and [s.file_ref for s in h.sources] == ["vendors.pdf, p. 1"]
+        for h in found.hits
+    )
