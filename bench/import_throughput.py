@@ -183,15 +183,9 @@ def main() -> None:
 
 def drop_collections(settings: Settings) -> None:
     """The run's fact and message collections on Weaviate."""
-    from teamlore.app import weaviate_message_collection
-    from teamlore.stores.weaviate import connect
+    from teamlore.stores.weaviate import drop_collections
 
-    client = connect(settings)
-    try:
-        client.collections.delete(settings.weaviate_collection)
-        client.collections.delete(weaviate_message_collection(settings))
-    finally:
-        client.close()
+    drop_collections(settings)
 
 
 if __name__ == "__main__":

@@ -230,15 +230,9 @@ def teamlore(
 
 
 def _drop_collections(settings: Settings) -> None:
-    from teamlore.app import weaviate_message_collection
-    from teamlore.stores.weaviate import connect
+    from teamlore.stores.weaviate import drop_collections
 
-    client = connect(settings)
-    try:
-        client.collections.delete(settings.weaviate_collection)
-        client.collections.delete(weaviate_message_collection(settings))
-    finally:
-        client.close()
+    drop_collections(settings)
 
 
 def _ask(client, channel: str, question: str) -> tuple[list[list[str]], float]:

@@ -288,15 +288,9 @@ def make_lore(
     for database in databases.values():
         drop_database(mongo_url or "", database)
     for settings in collections.values():
-        from teamlore.stores.weaviate import connect
-        from teamlore.stores.weaviate.schema import messages_collection
+        from teamlore.stores.weaviate import drop_collections
 
-        client = connect(settings)
-        try:
-            client.collections.delete(settings.weaviate_collection)
-            client.collections.delete(messages_collection(settings.weaviate_collection))
-        finally:
-            client.close()
+        drop_collections(settings)
 
 
 @pytest.fixture

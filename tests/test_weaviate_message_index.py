@@ -24,7 +24,7 @@ from teamlore.errors import BackendUnavailable, ConfigurationError
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.embedded.message_index import EmbeddedMessageIndex
 from teamlore.stores.protocols import ConcurrentChange
-from teamlore.stores.weaviate import connect, filters, schema
+from teamlore.stores.weaviate import connect, drop_collections, filters, schema
 from teamlore.stores.weaviate.codec import message_uuid
 from teamlore.stores.weaviate.facts import WeaviateFactBackend
 from teamlore.stores.weaviate.importer import copy_versions
@@ -393,12 +393,7 @@ def test_a_server_stack_finds_the_messages_its_file_indexed_once_they_are_loaded
             ]
     finally:
         served.close()
-        client = connect(settings)
-        try:
-            client.collections.delete(settings.weaviate_collection)
-            client.collections.delete(weaviate_message_collection(settings))
-        finally:
-            client.close()
+        drop_collections(settings)
 
 
 def test_a_cached_vector_goes_only_when_no_fact_and_no_message_version_uses_it(double, stores):

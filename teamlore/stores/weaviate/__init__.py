@@ -59,6 +59,19 @@ def connect(settings: Settings) -> weaviate.WeaviateClient:
         ) from exc
 
 
+def drop_collections(settings: Settings) -> None:
+    """Delete the configured fact collection and its message collection (benchmarks' and tests'
+    own collections, when they are done)."""
+    from teamlore.stores.weaviate.schema import messages_collection
+
+    client = connect(settings)
+    try:
+        client.collections.delete(settings.weaviate_collection)
+        client.collections.delete(messages_collection(settings.weaviate_collection))
+    finally:
+        client.close()
+
+
 def open_fact_store(settings: Settings, audit: AuditLog, vectors: EmbeddingCache) -> WeaviateFactBackend:
     client = connect(settings)
     try:
