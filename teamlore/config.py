@@ -44,6 +44,12 @@ class Settings(BaseSettings):
     celery_visibility_timeout_s: float = Field(
         3600.0, gt=0, description="An unacknowledged task is redelivered after this many seconds."
     )
+    celery_restore_every_s: float = Field(
+        0.0,
+        ge=0,
+        description="How often a worker looks for unacknowledged tasks past the visibility timeout to"
+        " deliver again; 0 keeps the broker's own sweep (kombu: about every 100 s).",
+    )
     celery_soft_time_limit_s: float = Field(
         600.0,
         gt=0,

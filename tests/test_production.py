@@ -38,6 +38,9 @@ def _env(data_dir: Path) -> dict[str, str]:
         "TEAMLORE_REDIS_URL": REDIS_URL,
         "TEAMLORE_DATA_DIR": str(data_dir),
         "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "4",
+        # Look for tasks past that timeout every second, not on kombu's own ~100 s sweep: a killed
+        # worker's task is still delivered again only after the visibility timeout, just found sooner.
+        "TEAMLORE_CELERY_RESTORE_EVERY_S": "1",
         "TEAMLORE_WIKI_WINDOW_S": "0",
     }
 

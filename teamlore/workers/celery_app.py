@@ -20,6 +20,15 @@ def make_celery(settings: Settings) -> Celery:
     if not settings.redis_url:
         raise ConfigurationError("TEAMLORE_REDIS_URL is not set: the production pipeline needs Redis")
     app = Celery("teamlore", broker=settings.redis_url, include=["teamlore.workers.tasks"])
+    transport: dict[str, float] = {"visibility_timeout": settings.celery_visibility_timeout_s}
+    if settings.celery_restore_every_s:
+        # kombu sweeps every unacked_restore_interval seconds but scans Redis only on every
+        # unacked_restore_throttle-th sweep (defaults 10 and 10); a throttle of 1 makes the
+        # interval the whole period.
+        transport |= {
+            "unacked_restore_interval": settings.celery_restore_every_s,
+            "unacked_restore_throttle": 1,
+        }
     app.conf.update(
         task_serializer="json",
         accept_content=["json"],
@@ -34,7 +43,7 @@ def make_celery(settings: Settings) -> Celery:
         task_acks_on_timeout=False,
         worker_prefetch_multiplier=1,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s},
+        broker_transport_options=transport,
         task_queues=(Queue(INGEST), Queue(MAINTENANCE), Queue(ADMIN)),
         task_default_queue=INGEST,
         task_routes={
