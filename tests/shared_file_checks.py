@@ -9,6 +9,7 @@ from typing import Any
 from teamlore.app import Teamlore
 from teamlore.domain import Scope
 
+from . import files_made as made
 from .web_server import serving
 
 # A second version of tests.test_shared_files.BUDGET_PAGES says another budget on page 2, and
@@ -55,3 +56,44 @@ def web_message_page(lore: Teamlore, workspace: str, channel: str, message_id: s
         httpx.Client(base_url=url, cookies={TOKEN_COOKIE: token}, timeout=30) as wiki,
     ):
         return wiki.get(f"/wiki/{channel}/messages/{message_id}")
+
+
+# The Office files every platform shares (as tests.test_shared_files' Slack test does): name, mime
+# type and bytes, and what `teamlore media` says of each.
+OFFICE_FILES: list[tuple[str, str, bytes]] = [
+    ("notes.docx", made.DOCX_MIME, made.docx(["The Falcon vendor is Globex."], "Vendors")),
+    (
+        "plan.xlsx",
+        made.XLSX_MIME,
+        made.xlsx(
+            {
+                "Budget": [["Item", "Cost"], ["Badges", 300]],
+                "Headcount": [["Team", "People"], ["Falcon platform team", 7]],
+            }
+        ),
+    ),
+    (
+        "roadmap.pptx",
+        made.PPTX_MIME,
+        made.pptx([("Intro", "Welcome"), ("Q3", "Falcon ships in September.")]),
+    ),
+]
+OFFICE_MEDIA = {
+    "notes.docx": ("extracted", "docx: 1 passage"),
+    "plan.xlsx": ("extracted", "xlsx: 2 sheets, 2 passages"),
+    "roadmap.pptx": ("extracted", "pptx: 2 slides, 2 passages"),
+}
+
+
+def check_office_files_read(lore: Teamlore, scope: Scope) -> None:
+    """The Office files were read with their statuses, and search cites the section, sheet, slide."""
+    refs = lore.search_media_references(scope, "application")  # every mime type says so
+    assert {ref.name: (ref.status, ref.detail) for ref in refs} == OFFICE_MEDIA
+
+    def cited(query: str) -> set[str]:
+        result = lore.reader.search(query, scope, k=3)
+        return {s.file_ref for hit in result.hits for s in hit.sources}
+
+    assert "notes.docx, § Vendors" in cited("Falcon vendor Globex")
+    assert "plan.xlsx, sheet Headcount" in cited("Falcon platform team people")
+    assert "roadmap.pptx, slide 2" in cited("Falcon ships in September")

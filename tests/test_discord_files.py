@@ -22,8 +22,10 @@ from . import files_made as made
 from .local_http import LocalServer, Request, Response, local_server
 from .shared_file_checks import (
     NEWER,
+    OFFICE_FILES,
     VENDOR_PAGES,
     blob_names,
+    check_office_files_read,
     newer_pages,
     passage_rows,
     web_message_page,
@@ -40,7 +42,10 @@ VENDORS = made.pdf(VENDOR_PAGES)
 def serve_files(files: dict[str, bytes]) -> Any:
     def handler(request: Request) -> Response:
         found = files.get(request.path)
-        return Response(200, found, {"Content-Type": made.PDF_MIME}) if found else Response(404, {})
+        if not found:
+            return Response(404, {})
+        mime = next((m for name, m, _ in OFFICE_FILES if request.path.endswith(name)), made.PDF_MIME)
+        return Response(200, found, {"Content-Type": mime})
 
     return handler
 
@@ -51,6 +56,7 @@ def cdn() -> Iterator[LocalServer]:
         "/attachments/200/7001/report.pdf": REPORT,
         "/attachments/200/7002/report_v2.pdf": REPORT_V2,
         "/attachments/200/7003/vendors.pdf": VENDORS,
+        **{f"/attachments/200/{7004 + i}/{name}": data for i, (name, _, data) in enumerate(OFFICE_FILES)},
     }
     with local_server(serve_files(files)) as server:
         yield server
@@ -72,7 +78,11 @@ def lore(tmp_path: Path, embedder, clock, cdn: LocalServer) -> Iterator[Teamlore
 
 
 def attachment(
-    url: str, name: str = "report.pdf", aid: str = "7001", size: int = len(REPORT)
+    url: str,
+    name: str = "report.pdf",
+    aid: str = "7001",
+    size: int = len(REPORT),
+    mime: str = made.PDF_MIME,
 ) -> dict[str, Any]:
     return {
         "id": aid,
@@ -80,7 +90,7 @@ def attachment(
         "size": size,
         "url": url,
         "proxy_url": url,
-        "content_type": made.PDF_MIME,
+        "content_type": mime,
     }
 
 
@@ -122,6 +132,16 @@ def test_a_fact_on_page_2_of_a_pdf_shared_on_discord_is_found_and_cited_with_the
     assert source.permalink == f"https://discord.com/channels/{P.GUILD}/{P.GENERAL}/{mid}"
     (ref,) = lore.search_media_references(Scope(P.GUILD, [P.GENERAL]), "report")
     assert (ref.status, ref.detail) == ("extracted", "pdf: 3 pages, 3 passages")
+
+
+def test_word_excel_and_powerpoint_files_shared_on_discord_are_read_with_their_sheet_and_slide(lore, cdn):
+    files = [
+        attachment(f"{cdn.url}/attachments/200/{7004 + i}/{name}", name, str(7004 + i), len(data), mime)
+        for i, (name, mime, data) in enumerate(OFFICE_FILES)
+    ]
+    share(lore, P.snowflake(1), P.GENERAL, "Planning files for Falcon.", files)
+
+    check_office_files_read(lore, Scope(P.GUILD, [P.GENERAL]))
 
 
 def test_deleting_the_discord_message_retracts_what_only_its_file_supported(lore, cdn):

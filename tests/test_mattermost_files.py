@@ -25,8 +25,10 @@ from .fake_mattermost import TOKEN, FakeMattermost
 from .local_http import LocalServer, Response, local_server
 from .shared_file_checks import (
     NEWER,
+    OFFICE_FILES,
     VENDOR_PAGES,
     blob_names,
+    check_office_files_read,
     newer_pages,
     passage_rows,
     web_message_page,
@@ -138,6 +140,15 @@ def test_a_fact_on_page_2_of_a_pdf_shared_on_mattermost_is_found_and_cited_with_
     assert (source.file_ref, source.shared_in) == ("report.pdf, p. 2", "p1")
     assert source.permalink == f"{mm.url}/acme/pl/p1"
     assert media(lore) == {"report.pdf": ("extracted", "pdf: 3 pages, 3 passages")}
+
+
+def test_word_excel_and_powerpoint_files_shared_on_mattermost_are_read_with_their_sheet_and_slide(
+    lore, mm, chat
+):
+    files = [mm.share(f"f{2 + i}", *made_file) for i, made_file in enumerate(OFFICE_FILES)]
+    chat.post("p1", "Planning files for Falcon.", files=files)
+
+    check_office_files_read(lore, Scope(WS, ["town"]))
 
 
 def test_deleting_the_mattermost_post_retracts_what_only_its_file_supported(lore, mm, chat):

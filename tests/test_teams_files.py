@@ -27,8 +27,10 @@ from . import files_made as made
 from .local_http import LocalServer, Request, Response, local_server
 from .shared_file_checks import (
     NEWER,
+    OFFICE_FILES,
     VENDOR_PAGES,
     blob_names,
+    check_office_files_read,
     newer_pages,
     passage_rows,
     web_message_page,
@@ -48,6 +50,14 @@ CONTENTS = {
     "t2": made.pdf(newer_pages(BUDGET_PAGES)),
     "t3": made.pdf(VENDOR_PAGES),
 }
+MIMES: dict[str, str] = {}  # a download's Content-Type, when not a PDF
+OFFICE_LINKS = []
+for _i, (_name, _mime, _data) in enumerate(OFFICE_FILES):
+    _link = f"https://acme.sharepoint.com/sites/eng/Shared%20Documents/General/{_name}"
+    DOWNLOADS[_link] = f"o{_i}"
+    CONTENTS[f"o{_i}"] = _data
+    MIMES[f"o{_i}"] = _mime
+    OFFICE_LINKS.append((_name, _link))
 BOB = {"id": "aad-bob", "displayName": "Bob Example"}
 PLACES = {
     GENERAL: Place(TENANT, GENERAL, "General", Visibility.PUBLIC),
@@ -64,8 +74,10 @@ def linked(url: str) -> str:
 @pytest.fixture
 def sharepoint() -> Iterator[LocalServer]:
     def handle(request: Request) -> Response:
-        found = CONTENTS.get(request.query.get("tempauth", ""))
-        return Response(200, found, {"Content-Type": made.PDF_MIME}) if found else Response(404, {})
+        tempauth = request.query.get("tempauth", "")
+        found = CONTENTS.get(tempauth)
+        mime = MIMES.get(tempauth, made.PDF_MIME)
+        return Response(200, found, {"Content-Type": mime}) if found else Response(404, {})
 
     with local_server(handle) as server:
         yield server
@@ -132,14 +144,17 @@ def share(
     file: tuple[str, str] = ("report.pdf", LINK),
     sender: dict[str, str] | None = None,
     at: str | None = None,
+    files: list[tuple[str, str]] | None = None,
     **extra: Any,
 ) -> None:
     message = graph_message(mid, text, minute, **extra)
     if at is not None:  # a time past the hour graph_message's minutes reach
         message["createdDateTime"] = message["lastModifiedDateTime"] = at
     message["channelIdentity"]["channelId"] = channel
-    name, link = file
-    message["attachments"] = [{"id": "a1", "contentType": "reference", "contentUrl": link, "name": name}]
+    message["attachments"] = [
+        {"id": f"a{i + 1}", "contentType": "reference", "contentUrl": link, "name": name}
+        for i, (name, link) in enumerate(files or [file])
+    ]
     if sender is not None:
         message["from"]["user"] |= sender
     found = graph_event(message, PLACES[channel], lore.settings.max_message_chars)
@@ -172,6 +187,12 @@ def test_a_fact_on_page_2_of_a_pdf_shared_in_teams_is_found_and_cited_with_the_f
     assert (source.file_ref, source.shared_in) == ("report.pdf, p. 2", "2001")
     assert source.permalink.startswith("https://teams.microsoft.com/l/message/")
     assert media(lore) == {"report.pdf": ("extracted", "pdf: 3 pages, 3 passages")}
+
+
+def test_word_excel_and_powerpoint_files_shared_in_teams_are_read_with_their_sheet_and_slide(lore):
+    share(lore, "2001", "Planning files for Falcon.", files=OFFICE_LINKS)
+
+    check_office_files_read(lore, Scope(TENANT, [GENERAL]))
 
 
 def test_deleting_the_teams_message_retracts_what_only_its_file_supported(lore):

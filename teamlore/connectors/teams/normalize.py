@@ -11,6 +11,7 @@ Identity, shared by live capture, Graph history and Graph export import so the t
 from __future__ import annotations
 
 import html
+import mimetypes
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -124,8 +125,9 @@ def attachments_of(items: Any) -> list[dict[str, Any]]:
         url = data.get("contentUrl") or data.get("content_url") or ""
         name = data.get("name") or url.rstrip("/").rpartition("/")[2]
         if name:
-            # "reference" is Teams' word for a linked file, not a mime type: the name says the kind.
-            mime = "" if kind == "reference" else kind
+            # "reference" is Teams' word for a linked file, not a mime type: the name says the kind
+            # (as the Discord and Mattermost exports, which carry no mime type either, read it).
+            mime = (mimetypes.guess_type(name)[0] or "") if kind == "reference" else kind
             # A linked file's bytes come through Graph, which the link names (files/fetch.py).
             fetched = url if kind == "reference" and url.startswith("https://") else ""
             found.append({"name": name, "mime_type": mime, "size": None, "url": url, "download_url": fetched})
