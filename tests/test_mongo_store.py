@@ -145,16 +145,19 @@ def test_the_cli_refuses_mongodb_without_weaviate_in_one_line(tmp_path):
         "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
         "TEAMLORE_WEAVIATE_URL": "",
     }
+    done = _refused_in_one_line(["channels", "--workspace", WS], env)
+    assert "traceback" not in done.stderr.lower()
+
+
+def _refused_in_one_line(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``teamlore ARGS`` exits 1 with one line naming TEAMLORE_WEAVIATE_URL."""
     done = subprocess.run(
-        [sys.executable, "-m", "teamlore.cli", "channels", "--workspace", WS],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
+        [sys.executable, "-m", "teamlore.cli", *args], capture_output=True, text=True, env=env, timeout=120
     )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1, done.stderr
-    assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "traceback" not in done.stderr.lower()
+    assert "TEAMLORE_WEAVIATE_URL" in lines[0]
+    return done
 
 
 def test_a_worker_refuses_mongodb_without_weaviate_before_it_starts(tmp_path):
@@ -167,16 +170,8 @@ def test_a_worker_refuses_mongodb_without_weaviate_before_it_starts(tmp_path):
         "TEAMLORE_MONGO_URL": DEAD.format(port=free_port()),
         "TEAMLORE_WEAVIATE_URL": "",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 1 and len(lines) == 1, done.stderr
-    assert "TEAMLORE_WEAVIATE_URL" in lines[0] and "ready" not in done.stdout
+    done = _refused_in_one_line(["worker", "--concurrency", "1"], env)
+    assert "ready" not in done.stdout
 
 
 def test_a_mongodb_that_goes_down_mid_import_leaves_the_batch_to_retry(
