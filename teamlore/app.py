@@ -400,7 +400,7 @@ class Teamlore:
             self.wiki.note_changes(report.facts_kept_without_their_evidence + report.facts_created)
         report.pages_rewritten = len(rewrite)
         # Last: no deleted copy of their words left in the file's free space or its WAL.
-        self.stores.db.scrub()
+        self.stores.scrub()
         return report
 
     def warm(self) -> int:

@@ -55,6 +55,8 @@ def check_data_dir(settings: Settings) -> Check:
 def check_store(settings: Settings) -> Check:
     from teamlore.stores.database import Database
 
+    if settings.mongo_url:  # the server stack keeps no SQLite file (``stores.with_mongo``)
+        return Check("embedded store", True, "not used: the server stack keeps no SQLite file")
     try:
         db = Database(settings.db_path)
         db.close()

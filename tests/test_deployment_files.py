@@ -159,8 +159,10 @@ def test_the_config_map_holds_only_documented_settings_and_kustomize_lists_every
     assert listed == on_disk - {"kustomization.yaml", "secret.example.yaml"}
 
 
-def test_every_teamlore_workload_shares_the_one_sqlite_volume_on_one_node():
-    claims = {d["metadata"]["name"] for _, d in MANIFESTS if d["kind"] == "PersistentVolumeClaim"}
+def test_no_teamlore_workload_needs_a_shared_volume_or_a_node_of_its_own():
+    """The server stack keeps nothing on disk (issue 18): every Teamlore pod's /data is a scratch
+    emptyDir, no pod is tied to another's node, and the hash secret comes from the Secret."""
+    assert not [d for _, d in MANIFESTS if d["kind"] == "PersistentVolumeClaim"]
     workloads = [
         d
         for _, d in MANIFESTS
@@ -169,13 +171,17 @@ def test_every_teamlore_workload_shares_the_one_sqlite_volume_on_one_node():
     assert workloads
     for doc in workloads:
         spec = doc["spec"]["template"]["spec"]
-        volumes = {v["name"]: v for v in spec["volumes"]}
+        assert "affinity" not in spec, doc["metadata"]["name"]
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
         data = next(m for m in _containers(doc)[0]["volumeMounts"] if m["mountPath"] == "/data")
-        assert volumes[data["name"]]["persistentVolumeClaim"]["claimName"] in claims
-        term = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
-        labels = doc["spec"]["template"]["metadata"]["labels"]
-        assert term["topologyKey"] == "kubernetes.io/hostname"
-        assert term["labelSelector"]["matchLabels"].items() <= labels.items()
+        assert volumes[data["name"]] == {"name": data["name"], "emptyDir": {}}
+        refs = [e.get("secretRef", {}).get("name") for e in _containers(doc)[0]["envFrom"]]
+        assert "teamlore-secrets" in refs
+    secret = yaml.safe_load((ROOT / "deploy/k8s/secret.example.yaml").read_text())
+    assert "TEAMLORE_HASH_SECRET" in secret["stringData"]
+    # Stateful services keep their claims (templates of their own, not a volume Teamlore shares).
+    kept = {d["metadata"]["name"] for _, d in MANIFESTS if d["kind"] == "StatefulSet"}
+    assert {"redis", "mongodb", "weaviate"} <= kept
 
 
 # ---- The manifests as `kubectl apply -k deploy/k8s` would send them, checked against the schemas ----

@@ -115,7 +115,7 @@ def test_opening_mongodb_beside_an_old_file_moves_its_vectors_there_once(tmp_pat
         found = first.embeddings.get_vectors(["k1", "k2", "k3"])  # every process sees them
         assert np.array_equal(found["k1"], vector(1)) and np.array_equal(found["k3"], vector(3, dim=4))
         assert np.array_equal(found["k2"], vector(20))
-        assert move_file_vectors(bundle) == 0  # the next start finds nothing to move
+        assert move_file_vectors(bundle, bundle.db) == 0  # the next start finds nothing to move
     finally:
         bundle.close()
         first.close()

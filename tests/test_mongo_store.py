@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -224,30 +223,61 @@ def test_a_failed_event_leaves_no_message_behind_so_its_redelivery_is_applied(lo
     assert raw[_database(lore)]["messages"].find_one({"message_id": doomed.message_id})["text"] == doomed.text
 
 
-def test_writes_committed_before_a_crash_reach_mongodb_when_the_next_process_opens(
+def test_a_commit_cut_short_leaves_nothing_in_mongodb_and_the_redelivery_applies_it(
     make_lore, monkeypatch, raw
 ):
+    from teamlore.stores.mongo import journal
+
     lore = make_lore("crash")
     said = event("The release train leaves every second Thursday.")
+    real = journal._apply
+    halves: list[int] = []
 
-    def crash() -> int:
-        raise SystemExit("killed right after the SQLite commit")
+    async def half(db, ops, session=None):
+        halves.append(len(ops) // 2)
+        await real(db, ops[: len(ops) // 2], session)  # the message and more reach MongoDB ...
+        raise RuntimeError("killed halfway through the MongoDB commit")  # ... then the process dies
 
-    monkeypatch.setattr(lore.stores.journal, "replay", crash)
-    with pytest.raises(SystemExit):
+    monkeypatch.setattr(journal, "_apply", half)
+    with pytest.raises(RuntimeError, match="halfway"):
         put(lore, said)
+    assert halves and halves[0] >= 2  # the control: half a commit did write something
     database = raw[_database(lore)]
-    assert database["messages"].find_one({"message_id": said.message_id}) is None
-    assert lore.stores.journal.backlog() > 0
+    for collection in ("messages", "audit_log", "event_ledger", "channels"):
+        assert database[collection].find_one({}) is None, collection  # the transaction aborted
+    assert lore.stores.facts.current_citing(WS, "C1", said.message_id) == []  # Weaviate's undone
     monkeypatch.undo()
 
-    again = make_lore("crash")  # the next process on the same file and database
-    assert again.stores.journal.backlog() == 0
+    again = make_lore("crash")  # the next delivery, in the next process
+    assert put(again, said)[0].outcome is Outcome.STORED
     assert database["messages"].find_one({"message_id": said.message_id})["text"] == said.text
     fact_id = again.reader.list(Scope(WS, ["C1"])).hits[0].fact.fact_id
     assert [e.event for e in again.reader.history(fact_id, Scope(WS, ["C1"])).audit] == ["created"]
-    assert put(again, said)[0].outcome in (Outcome.UNCHANGED, Outcome.DUPLICATE)  # changes nothing
+    assert put(again, said)[0].outcome is Outcome.DUPLICATE  # its key committed with it
+    assert database["event_ledger"].count_documents({}) == 1
     assert len(again.reader.history(fact_id, Scope(WS, ["C1"])).audit) == 1
+
+
+def test_a_commit_whose_channel_lock_passed_to_another_worker_is_refused_and_writes_nothing(lore, raw):
+    """The fence (issue 18): a worker whose lease ran out holds an older token than the channel's
+    newest commit; its MongoDB transaction is refused whole, its Weaviate writes undone."""
+    from teamlore.stores.mongo.journal import LeaseLost
+    from teamlore.stores.redis.channel_lock import fence_key
+
+    key, database = fence_key((WS, "C1")), raw[_database(lore)]
+    with lore.stores.fenced({key: 7}):
+        assert put(lore, event("The billing cron runs at 02:00 UTC."))[0].outcome is Outcome.STORED
+    late = event("The staging database is PostgreSQL 16.")
+    with lore.stores.fenced({key: 5}), pytest.raises(LeaseLost, match="passed to another worker"):
+        put(lore, late)  # token 5 < 7: its lease ran out before it committed
+    assert database["messages"].find_one({"message_id": late.message_id}) is None
+    assert lore.stores.facts.current_citing(WS, "C1", late.message_id) == []
+    assert not lore.stores.ledger.seen(late.idempotency_key)
+    with lore.stores.fenced({key: 8}):  # control: the same event under a newer token
+        assert put(lore, late)[0].outcome is Outcome.STORED
+    assert database["channel_fences"].find_one({"_id": key})["fence"] == 8
+    with lore.stores.fenced({fence_key((WS, "C2")): 1}):  # another channel's fence is its own
+        assert put(lore, event("Deploys freeze on Fridays.", channel="C2"))[0].outcome is Outcome.STORED
 
 
 def test_the_indexes_refuse_a_second_copy_of_an_identity(lore, raw):
@@ -423,21 +453,98 @@ def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when
         try:
             stored = client[database]["messages"]
             _wait_for(lambda: stored.find_one({"message_id": said.message_id}) is not None, worker, log)
-            # Its vectors went to MongoDB's embedding cache, none to the worker's SQLite file.
+            # Its vectors went to MongoDB's embedding cache; the worker has no SQLite file.
             assert client[database]["embeddings"].count_documents({}) > 0
         finally:
             client.close()
-        file = sqlite3.connect(f"file:{data_dir / 'teamlore.sqlite3'}?mode=ro", uri=True)
-        try:
-            assert file.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0
-        finally:
-            file.close()
+        assert not (data_dir / "teamlore.sqlite3").exists()  # no file at all in the server stack
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, 15)
             worker.wait(timeout=60)
         server.stop()
         broker.stop()
+
+
+def test_a_server_stack_worker_opens_no_sqlite_file_and_writes_nothing_to_its_disk(tmp_path, weaviate_wire):
+    """Redis, MongoDB and Weaviate hold everything: the worker runs under an audit hook that ends it
+    on any SQLite connection, with an empty, read-only data folder (root ignores the mode: the
+    hook and the folder left empty are what this test checks)."""
+    from teamlore.workers.producer import Producer
+
+    from .redis_server import OwnRedis
+
+    broker = OwnRedis(tmp_path / "redis").start()
+    server = OwnMongo(tmp_path / "nx").start()
+    database, data_dir, log = fresh_database(), tmp_path / "empty", tmp_path / "worker.log"
+    data_dir.mkdir()
+    data_dir.chmod(0o555)
+    env = {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_MONGO_URL": server.url,
+        "TEAMLORE_MONGO_DB": database,
+        "TEAMLORE_HASH_SECRET": "a secret every process of the stack shares",
+        **{f"TEAMLORE_{k.upper()}": str(v) for k, v in _on_weaviate(weaviate_wire).items()},
+    }
+    with log.open("ab") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "tests.no_sqlite", "worker", "--concurrency", "1"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    client: MongoClient = MongoClient(server.url, serverSelectionTimeoutMS=5000)
+    try:
+        _wait_for(lambda: "ready" in log.read_text(errors="replace"), worker, log)
+        said = [
+            event("The staging database is PostgreSQL 16.", channel="C1", message_id="m1"),
+            event("Deploys freeze every Friday at noon.", channel="C2", message_id="m2"),
+        ]
+        edit = event(
+            "The staging database is PostgreSQL 17.",
+            kind="message.edited",
+            message_id="m1",
+            ts="2026-01-05T11:00:00Z",
+        )
+        producer = Producer(Settings(data_dir=tmp_path / "producer", redis_url=broker.url, _env_file=None))
+        assert producer.enqueue(said).sent == 2
+        ledger = client[database]["event_ledger"]
+        _wait_for(lambda: len(list(ledger.find({}))) == 2, worker, log)
+        assert producer.enqueue([edit]).sent == 1
+        _wait_for(lambda: len(list(ledger.find({}))) == 3, worker, log)
+        stored = client[database]["messages"].find_one({"message_id": said[0].message_id})
+        assert stored["text"] == edit.text
+        assert worker.poll() is None  # the hook would have ended it (exit 97)
+        events = [e["event"] for e in client[database]["audit_log"].find({})]
+        assert events.count("created") >= 3 and len(events) >= 4, events  # the edit changed its fact
+        assert "SQLite connection" not in log.read_text(errors="replace")
+        assert list(data_dir.iterdir()) == []  # nothing written beside it either
+    finally:
+        client.close()
+        if worker.poll() is None:
+            os.killpg(worker.pid, 15)
+            worker.wait(timeout=60)
+        data_dir.chmod(0o755)
+        server.stop()
+        broker.stop()
+
+
+def test_the_audit_hook_does_end_a_process_that_opens_sqlite(tmp_path):
+    """The control for the test above: the same hook, a command that opens the file."""
+    from .no_sqlite import REFUSED
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.no_sqlite", "channels", "-w", "T1"],
+        env={**os.environ, "TEAMLORE_DATA_DIR": str(tmp_path / "data")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == REFUSED, done.stderr
+    assert "a SQLite connection was opened" in done.stderr
 
 
 def _wait_for(predicate, worker: subprocess.Popen, log, timeout: float = 120) -> None:

@@ -5,6 +5,7 @@ and for the replay guard on Redis."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -13,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.protocols import BreakerRow, Checkpoint, ReplayGuard, SpendRow, TokenRecord
+from teamlore.stores.protocols import (
+    BreakerRow,
+    Checkpoint,
+    FileRecord,
+    FileStatus,
+    ReplayGuard,
+    SpendRow,
+    TokenRecord,
+)
 
 from . import test_store_conformance as _conformance
 from .mongo_server import drop_database, fresh_database
@@ -171,29 +180,49 @@ def test_a_refused_claim_remembers_none_of_its_keys(guard):
 # ---- moving to MongoDB: what an older Teamlore kept in the file is adopted once ----
 
 
-def test_opening_mongodb_beside_an_old_file_adopts_its_tokens_and_checkpoints_once(tmp_path, nx_server):
+def test_opening_mongodb_beside_an_old_file_adopts_what_it_kept_once(tmp_path, nx_server):
+    """Tokens, checkpoints, ledger keys, file records, and the writes its outbox still held."""
+    from teamlore.stores.mongo.codec import Op
     from teamlore.stores.with_mongo import MongoStores
 
     path = tmp_path / "old.sqlite3"
     old = EmbeddedStores(path)
     old.tokens.add(token("t1"))
     old.checkpoints.put("slack", "T1", "C1", Checkpoint("cur", False, 7), T0)
+    old.ledger.record("slack\x1fT1\x1fC1\x1f1.1\x1f", "stored", T0)
+    record = FileRecord("T1", "C1", "1.1", 0, "a.pdf", "ab" * 32, 3, FileStatus.EXTRACTED, "", 1, 2, 1, T0)
+    old.files.put(record)
+    with old.db.transaction() as conn:  # a write an older process committed but never applied
+        conn.execute("CREATE TABLE mongo_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, op BLOB NOT NULL)")
+        op = Op("channels", "update_one", {"_id": "T1/C9"}, {"$set": {"name": "left"}}, upsert=True)
+        conn.execute("INSERT INTO mongo_outbox (op) VALUES (?)", (op.encode(),))
     old.close()
     database, other = fresh_database(), fresh_database()
     try:
         first = MongoStores(path, nx_server, database, timeout_s=5)
         assert first.tokens.get("t1") == token("t1")
         assert first.checkpoints.get("slack", "T1", "C1") == Checkpoint("cur", False, 7)
+        assert first.ledger.seen("slack\x1fT1\x1fC1\x1f1.1\x1f")
+        assert not first.ledger.seen("slack\x1fT1\x1fC1\x1f1.2\x1f")  # control
+        assert first.files.get("T1", "C1", "1.1", 0) == record
+        assert first.runtime.run(lambda db: db["channels"].find_one({"_id": "T1/C9"}))["name"] == "left"
+        assert first.db.conn.execute("SELECT count(*) FROM mongo_outbox").fetchone()[0] == 0
         assert first.tokens.revoke("t1", T0 + timedelta(hours=1)) is True
         first.checkpoints.put("slack", "T1", "C1", Checkpoint("later", True, 9), T0)
+        first.files.put(dataclasses.replace(record, status=FileStatus.FAILED))
         first.close()
         again = MongoStores(path, nx_server, database, timeout_s=5)  # the file still holds the old rows
         assert again.tokens.get("t1") == token("t1", revoked_at=T0 + timedelta(hours=1))
         assert again.checkpoints.get("slack", "T1", "C1") == Checkpoint("later", True, 9)
+        assert again.files.get("T1", "C1", "1.1", 0).status is FileStatus.FAILED  # not undone
+        assert again.runtime.run(lambda db: db["event_ledger"].count_documents({})) == 1
         again.close()
         fresh = MongoStores(tmp_path / "new.sqlite3", nx_server, other, timeout_s=5)
-        assert fresh.tokens.get("t1") is None  # control: a new file brings nothing
+        assert fresh.tokens.get("t1") is None  # control: a new data folder brings nothing
+        fresh.ledger.record("k", "stored", T0)
+        assert fresh.ledger.seen("k")
         fresh.close()
+        assert not (tmp_path / "new.sqlite3").exists()  # and no file was made for it
     finally:
         drop_database(nx_server, database)
         drop_database(nx_server, other)

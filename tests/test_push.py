@@ -51,6 +51,8 @@ class Push:
         return self.http.post("/api/push", content=body, headers=headers)
 
     def counts(self) -> tuple[int, int, int]:
+        if not self.lore.settings.db_path.exists():  # the server stack keeps no file
+            return (0, 0, 0)
         db = sqlite3.connect(self.lore.settings.db_path)
         try:
             return tuple(

@@ -116,5 +116,6 @@ def test_with_mongodb_no_process_keeps_this_state_in_its_data_folder(nodes, tmp_
         node.run("spend", "1")
         assert node.run("authenticate", made["secret"])["ok"] is True
     assert nodes["b"].run("totals")["calls"] == 1
-    assert _rows(nodes["a"].folder) == _rows(nodes["b"].folder) == dict.fromkeys(OPERATIONAL, 0)
+    for node in (nodes["a"], nodes["b"]):  # no SQLite file at all in the server stack
+        assert not (node.folder / "teamlore.sqlite3").exists()
     assert _rows(embedded.folder) == dict.fromkeys(OPERATIONAL, 1)

@@ -1,5 +1,5 @@
-"""The one SQLite file every configuration keeps (the embedded stores, and the outbox and facts
-beside MongoDB): connection, schema, transactions."""
+"""The embedded default's one SQLite file (every store; the server stack opens none, and adopts an
+older one it finds: ``stores.with_mongo.adopt_file``): connection, schema, transactions."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
+from teamlore.errors import ConfigurationError
 from teamlore.stores.protocols import AuditEvent, AuditLog
 
 SECRET_FILE = "hash-secret"
@@ -51,19 +52,29 @@ def text_key(secret: str, data_dir: Path) -> TextKey:
         return TextKey(secret)
     path = data_dir / SECRET_FILE
     if not path.exists():
-        # Written aside and linked into place: two processes starting together agree on one.
-        data_dir.mkdir(parents=True, exist_ok=True)
-        aside = data_dir / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
         try:
-            os.link(aside, path)
-        except FileExistsError:
-            pass
-        finally:
-            aside.unlink()
+            _generate(data_dir, path)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"no hash secret: set TEAMLORE_HASH_SECRET (every process of a server stack needs"
+                f" the same one), or let Teamlore write {path} ({exc.strerror})"
+            ) from None
     return TextKey(path.read_text().strip())
+
+
+def _generate(data_dir: Path, path: Path) -> None:
+    # Written aside and linked into place: two processes starting together agree on one.
+    data_dir.mkdir(parents=True, exist_ok=True)
+    aside = data_dir / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(secrets.token_hex(32) + "\n")
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass
+    finally:
+        aside.unlink()
 
 
 class KeyedAuditLog:

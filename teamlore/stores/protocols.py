@@ -519,7 +519,7 @@ class FileRecord:
 
 
 class FileStore(Protocol):
-    """The state of each shared file; kept in the SQLite file in every configuration for now."""
+    """The state of each shared file: in the SQLite file, or MongoDB in the server stack."""
 
     def put(self, record: FileRecord) -> None: ...
 

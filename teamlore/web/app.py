@@ -64,7 +64,7 @@ def create_app(lore: Teamlore, flush_pages: bool | None = None) -> FastAPI:
     @app.get("/healthz", tags=["ops"], summary="Liveness and the store's health")
     async def healthz() -> Response:
         try:
-            await run_in_threadpool(lambda: lore.stores.db.conn.execute("SELECT 1").fetchone())
+            await run_in_threadpool(lore.stores.ping)
         except sqlite3.Error as exc:  # the error shape, as every other 503: {"error", "status"}
             raise BackendUnavailable(f"the store does not answer: {exc}") from exc
         return JSONResponse({"status": "ok"})

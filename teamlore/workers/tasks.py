@@ -22,7 +22,7 @@ from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.redis.channel_lock import ChannelLocks
+from teamlore.stores.redis.channel_lock import ChannelLocks, fence_key
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 from teamlore.workers.shared_files import take_files
@@ -34,12 +34,14 @@ _configured: list[Settings] = []  # set by the `teamlore worker` command before 
 
 def prepare_worker(settings: Settings) -> None:
     """In the worker's parent, before the pool forks: keep the settings every pool process builds
-    from, and make the SQLite schema current once (then close it), so the processes do not race
-    to create it. No client is left open to be inherited by a fork. A configuration no process may
-    start on is refused here, once, not by every pool process at its first task."""
+    from, and (embedded default) make the SQLite schema current once (then close it), so the
+    processes do not race to create it; the server stack has no file. No client is left open to
+    be inherited by a fork. A configuration no process may start on is refused here, once, not by
+    every pool process at its first task."""
     settings.check_server_stack()
     _configured[:] = [settings]
-    EmbeddedStores(settings.db_path).close()
+    if not settings.mongo_url:
+        EmbeddedStores(settings.db_path).close()
 
 
 def _settings() -> Settings:
@@ -177,7 +179,9 @@ def _ingest(
     with _channel_locks().holding((e.workspace, e.channel) for e in parsed) as held:
         busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in held]
         mine = [e for e in parsed if (e.workspace, e.channel) in held]
-        results = ingest(mine, lore.pipeline)
+        # The commit checks the tokens: a lease that ran out meanwhile writes nothing (LeaseLost).
+        with lore.stores.fenced({fence_key(channel): token for channel, token in held.items()}):
+            results = ingest(mine, lore.pipeline)
         take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 from teamlore.embedding import EmbeddingCache
@@ -89,6 +89,20 @@ class EmbeddedStores:
                 return
             with self._remote_facts.unit_of_work(savepoint):
                 yield conn
+
+    def fenced(self, fences: Mapping[str, int]) -> AbstractContextManager[None]:
+        """Commits on this thread inside the block check the channel locks' fencing tokens (a
+        channel's lock key -> token); the file's own write lock orders every commit, so here
+        there is nothing to check."""
+        return nullcontext()
+
+    def ping(self) -> None:
+        """Raise if the stores cannot answer (the readiness probe)."""
+        self.db.conn.execute("SELECT 1").fetchone()
+
+    def scrub(self) -> None:
+        """After an erasure: leave no copy of erased text in the file (``Database.scrub``)."""
+        self.db.scrub()
 
     def warm(self) -> int:
         """Load what searches hold in memory (the fact and message indexes of the file) now, not

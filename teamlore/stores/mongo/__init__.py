@@ -1,3 +1,4 @@
 """MongoDB's stores: messages, channels, the audit log, review items, tombstones, pages, page
-versions and the routing index, written through the SQLite file's outbox (``journal``). The bundle
-that puts them beside the file is ``teamlore.stores.with_mongo``."""
+versions, the routing index, the event ledger and shared files' records, written through one unit
+of work committed as a MongoDB transaction (``journal``). The bundle is
+``teamlore.stores.with_mongo``."""

@@ -6,8 +6,8 @@ millisecond sits in ``<name>_us`` beside each time and a time reads back exactly
 
 A document holding times is written whole (inserted, or replaced), never patched with ``$set``:
 nx-27017 (the wire-protocol server the tests run) stores a datetime given to ``$set`` on an
-existing document as a string. Whole-document writes are safe here because the journal applies
-every write in commit order, one applier at a time.
+existing document as a string. Whole-document writes are safe here because one worker at a time
+applies a channel's events (the channel lock), each unit's writes in order in one transaction.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The embedding cache in MongoDB (collection ``embeddings``), shared by every process of the
 server stack: passage vectors by cache key (model + text hash), float32 bytes.
 
-Written straight to MongoDB, not through the SQLite file's outbox: a vector is a pure function of
+Written straight to MongoDB, not through the unit of work (``journal``): a vector is a pure function of
 its text and model, so one a rolled-back event left is still right for its text. Forgets too:
 Weaviate's erasure rewrites (which blank a version's key) are not undone, so a forget held for a
 commit that never came would leave a vector no later run could find; a forget by an event that

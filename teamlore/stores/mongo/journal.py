@@ -1,66 +1,78 @@
-"""MongoDB writes that follow the SQLite file's transactions (a transactional outbox).
+"""The server stack's unit of work: MongoDB writes held in memory, committed in one MongoDB
+transaction.
 
-Facts live in SQLite; messages, the audit log, tombstones, review items and pages in MongoDB.
-The pipeline reads a stored message to decide whether an event was already applied, so a
-message that reached MongoDB while its facts rolled back (or the process died before the
-commit) would make a re-delivery skip facts that were never written. Hence:
+Facts and the message index live in Weaviate; messages, the audit log, tombstones, review items,
+pages, the routing index, the event ledger and shared files' records in MongoDB. The pipeline
+reads a stored message and the ledger to decide whether an event was already applied, so a
+message that reached MongoDB while its facts rolled back would make a re-delivery skip facts that
+were never written. Hence:
 
-- A Mongo write made inside a SQLite transaction is held in memory, per savepoint: a savepoint
-  that rolls back drops its writes with its rows.
-- Just before the outermost COMMIT the held writes become rows of ``mongo_outbox`` in the same
-  SQLite transaction: they commit, or vanish, with the facts.
-- The outbox is applied to MongoDB in order and emptied right after the commit, and again at
-  the start of every transaction (under SQLite's write lock: one applier, commit order, and a
-  transaction reads MongoDB only after every earlier commit has reached it). If MongoDB is down
-  the rows stay and the caller gets ``BackendUnavailable``.
-- Every write is idempotent when applied again in order (inserts that meet their own earlier
-  copy are dropped, replacements and updates set values), so a crash between applying and
-  emptying replays harmlessly.
-- A write made outside any transaction opens one of its own, so all writes keep one order.
+- ``transaction()`` opens a unit (nested: a savepoint when asked, else part of the enclosing
+  one). A write made inside it is held in memory, per level: a savepoint that rolls back drops
+  its writes; an outer unit that raises drops them all, and MongoDB never sees them.
+- When the outermost unit ends, its writes are applied in order inside one MongoDB transaction
+  (a session: ``startTransaction`` ... ``commitTransaction``; MongoDB retries it on a transient
+  conflict), so they reach MongoDB all together or not at all, the ledger's keys with them.
+- A unit may be fenced (``fenced``): before its writes, the transaction raises each channel's
+  fence in ``channel_fences`` to the caller's token from the channel lock
+  (``stores.redis.channel_lock``), which only succeeds while no newer token has been recorded.
+  A worker whose lease ran out while it worked (paused, then woke up) finds a newer holder's
+  token there: its commit is refused (``LeaseLost``) and nothing it held is written.
+- A write made outside any unit opens one of its own, which commits at once.
 
-Reads inside an open transaction see this thread's held writes for the point lookups the
-pipeline makes in the same transaction (``pending``); list reads see what MongoDB holds.
+Reads inside an open unit see this thread's held writes for the point lookups the pipeline makes
+in the same unit (``pending``), and what a read found is kept for later reads in it
+(``remember``): the channel lock keeps other workers off the channel meanwhile.
+
+Older Teamlore kept these writes in an outbox table of the SQLite file (``mongo_outbox``) and
+applied them after each file commit; ``replay_outbox`` applies what such a file still holds, once,
+when a process opens the stores beside it (``stores.with_mongo.adopt_file``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from pymongo import DeleteMany, InsertOne, ReplaceOne, UpdateMany, UpdateOne
+from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from teamlore.stores.database import Database
+from teamlore.errors import StoreUnreachable
 from teamlore.stores.mongo.codec import Op
 from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 
-OUTBOX = "CREATE TABLE IF NOT EXISTS mongo_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, op BLOB NOT NULL)"
 MISSING: Any = object()
 DUPLICATE_KEY = 11000
+FENCES = "channel_fences"
+
+
+class LeaseLost(StoreUnreachable):
+    """A channel's lock passed to another worker before this unit committed: nothing was
+    written, and the events are to be tried again (they are no fault of their own)."""
 
 
 @dataclass(slots=True)
 class Level:
-    """What one transaction level (the outermost, or a savepoint) holds."""
+    """What one level of a unit (the outermost, or a savepoint) holds."""
 
     ops: list[Op] = field(default_factory=list)
-    # What a read inside the transaction should see: (namespace, key) -> value.
+    # What a read inside the unit should see: (namespace, key) -> value.
     overlay: dict[tuple[str, Hashable], object] = field(default_factory=dict)
 
 
 class WriteJournal:
-    """Holds Mongo writes inside SQLite transactions and applies them after the commit (see the
-    module)."""
+    """Holds MongoDB writes inside a unit of work and commits them in one MongoDB transaction
+    (see the module)."""
 
-    def __init__(self, db: Database, runtime: MongoRuntime) -> None:
-        self._db, self._runtime = db, runtime
+    def __init__(self, runtime: MongoRuntime) -> None:
+        self._runtime = runtime
         self._local = threading.local()
-        db.conn.execute(OUTBOX)
-        db.listener = self
 
     @property
     def _levels(self) -> list[Level]:
@@ -69,10 +81,57 @@ class WriteJournal:
             levels = self._local.levels = []
         return levels
 
+    @property
+    def _fences(self) -> dict[str, int]:
+        fences = getattr(self._local, "fences", None)
+        if fences is None:
+            fences = self._local.fences = {}
+        return fences
+
+    def depth(self) -> int:
+        return len(self._levels)
+
+    @contextmanager
+    def transaction(self, savepoint: bool = False) -> Iterator[None]:
+        """A unit of work; inside one, a savepoint when asked (a failure then drops only its own
+        writes), else simply part of the enclosing unit."""
+        levels = self._levels
+        if levels and not savepoint:
+            yield
+            return
+        depth = len(levels)
+        levels.append(Level())
+        try:
+            yield
+        except BaseException:
+            del levels[depth:]
+            raise
+        inner = levels.pop()
+        if depth:
+            levels[-1].ops.extend(inner.ops)
+            levels[-1].overlay.update(inner.overlay)
+            return
+        if inner.ops:
+            fences = dict(self._fences)
+            self._runtime.run(lambda db: _commit(db, inner.ops, fences))
+
+    @contextmanager
+    def fenced(self, fences: Mapping[str, int]) -> Iterator[None]:
+        """Units committed on this thread inside the block check and raise these fences (a
+        channel's key -> its lock's token) in their transaction (see the module)."""
+        held = self._fences
+        before = dict(held)
+        held.update(fences)
+        try:
+            yield
+        finally:
+            held.clear()
+            held.update(before)
+
     def write(self, op: Op | None, overlay: tuple[str, Hashable, object] | None = None) -> None:
-        """Hold ``op`` until the enclosing transaction commits (open one if there is none).
-        ``op`` None records only an overlay (a value a read in this transaction must see)."""
-        with self._db.transaction():
+        """Hold ``op`` until the enclosing unit commits (open one if there is none). ``op`` None
+        records only an overlay (a value a read in this unit must see)."""
+        with self.transaction():
             level = self._levels[-1]
             if op is not None:
                 level.ops.append(op)
@@ -80,13 +139,12 @@ class WriteJournal:
                 level.overlay[overlay[:2]] = overlay[2]
 
     def remember(self, namespace: str, key: Hashable, value: object) -> None:
-        """Keep what a read inside a transaction found, for later reads in it: MongoDB cannot
-        change meanwhile, as every write to it waits for SQLite's write lock, held here."""
+        """Keep what a read inside a unit found, for later reads in it."""
         if self._levels:
             self._levels[-1].overlay[(namespace, key)] = value
 
     def pending(self, namespace: str, key: Hashable) -> Any:
-        """The latest held value for ``key`` in this thread's open transaction, else MISSING."""
+        """The latest held value for ``key`` in this thread's open unit, else MISSING."""
         for level in reversed(self._levels):
             found = level.overlay.get((namespace, key), MISSING)
             if found is not MISSING:
@@ -99,78 +157,53 @@ class WriteJournal:
             merged.update(level.overlay)
         return ((key, value) for (ns, key), value in merged.items() if ns == namespace)
 
-    # ---- the SQLite transaction's boundaries (TransactionListener) ----
 
-    def begun(self, depth: int) -> None:
-        del self._levels[depth:]
-        self._levels.append(Level())
-        if depth == 0:
-            self._drain(self._db.conn)
+async def _commit(db: Db, ops: list[Op], fences: dict[str, int]) -> None:
+    async with db.client.start_session() as session:
 
-    def rolled_back(self, depth: int) -> None:
-        del self._levels[depth:]
+        async def body(session: AsyncClientSession) -> None:
+            for key, token in sorted(fences.items()):
+                await _raise_fence(db, key, token, session)
+            await _apply(db, ops, session)
 
-    def released(self, depth: int) -> None:
-        levels = self._levels
-        if len(levels) > depth:
-            inner = levels.pop()
-            levels[depth - 1].ops.extend(inner.ops)
-            levels[depth - 1].overlay.update(inner.overlay)
+        await session.with_transaction(body)
 
-    def before_commit(self, conn: sqlite3.Connection) -> None:
-        ops = self._levels[0].ops if self._levels else []
-        conn.executemany("INSERT INTO mongo_outbox (op) VALUES (?)", [(op.encode(),) for op in ops])
-        self._local.wrote = bool(ops)
 
-    def committed(self) -> None:
-        self._levels.clear()
-        if getattr(self._local, "wrote", False):
-            self._local.wrote = False
-            self.replay()
-
-    # ---- applying ----
-
-    def replay(self) -> int:
-        """Apply every committed, not yet applied write to MongoDB, in commit order."""
-        conn = self._db.conn
-        if conn.execute("SELECT 1 FROM mongo_outbox LIMIT 1").fetchone() is None:
-            return 0
-        conn.execute("BEGIN IMMEDIATE")  # the write lock: one applier, commit order
-        try:
-            applied = self._drain(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return applied
-
-    def _drain(self, conn: sqlite3.Connection) -> int:
-        """Apply and delete the outbox rows (call holding the write lock; the caller commits)."""
-        rows = conn.execute("SELECT seq, op FROM mongo_outbox ORDER BY seq").fetchall()
-        if rows:
-            self._runtime.run(lambda mdb: _apply(mdb, [Op.decode(r[1]) for r in rows]))
-            conn.execute("DELETE FROM mongo_outbox WHERE seq <= ?", (rows[-1][0],))
-        return len(rows)
-
-    def backlog(self) -> int:
-        return int(self._db.conn.execute("SELECT count(*) FROM mongo_outbox").fetchone()[0])
+async def _raise_fence(db: Db, key: str, token: int, session: AsyncClientSession) -> None:
+    """Record ``token`` as the channel's fence unless a newer one is recorded (then the upsert
+    meets the existing document under its ``_id`` and is refused as a duplicate)."""
+    try:
+        await db[FENCES].update_one(
+            {"_id": key, "fence": {"$lte": token}}, {"$set": {"fence": token}}, upsert=True, session=session
+        )
+    except DuplicateKeyError:
+        raise LeaseLost(
+            f"the channel lock {key[:12]} passed to another worker (token {token} is stale):"
+            " nothing of this batch was written; it is tried again"
+        ) from None
 
 
 # Writes go in ordered bulks, one collection at a time: documents of different collections do
-# not depend on each other, and within a collection the commit order is kept.
+# not depend on each other, and within a collection the unit's order is kept.
 BULK = 1000
 
 
-async def _apply(db: Db, ops: list[Op]) -> None:
+async def _apply(db: Db, ops: list[Op], session: AsyncClientSession | None = None) -> None:
     by_collection: dict[str, list[Op]] = {}
     for op in ops:
         by_collection.setdefault(op.collection, []).append(op)
     for name, group in by_collection.items():
         for start in range(0, len(group), BULK):
-            await _bulk(db[name], group[start : start + BULK])
+            chunk = group[start : start + BULK]
+            if session is None:
+                await _replay_bulk(db[name], chunk)
+            else:
+                await db[name].bulk_write([_request(op) for op in chunk], ordered=True, session=session)
 
 
-async def _bulk(collection: AsyncCollection[Document], ops: list[Op]) -> None:
+async def _replay_bulk(collection: AsyncCollection[Document], ops: list[Op]) -> None:
+    """An outbox's writes applied again (no transaction): an insert that meets its own earlier
+    copy is done, and a racing upsert that lost becomes an update."""
     start = 0
     while start < len(ops):
         try:
@@ -183,10 +216,7 @@ async def _bulk(collection: AsyncCollection[Document], ops: list[Op]) -> None:
                 raise
             op = ops[failed]
             if op.kind == "update_one":
-                # Two upserts raced to insert; the document exists now, so update it.
                 await collection.update_one(op.filter, op.update)
-            # An insert that meets its earlier copy: applied before (a replay), or another
-            # writer's same row. Either way it is done; go on after it.
             start = failed + 1
 
 
@@ -202,3 +232,21 @@ def _request(op: Op) -> InsertOne[Document] | ReplaceOne[Document] | UpdateOne |
     if op.kind == "delete_many":
         return DeleteMany(op.filter)
     raise ValueError(f"unknown write kind {op.kind!r}")
+
+
+def replay_outbox(conn: sqlite3.Connection, runtime: MongoRuntime) -> int:
+    """Apply, in commit order, the writes an older Teamlore left in a SQLite file's outbox, then
+    empty it (under the file's write lock: one applier). The writes applied."""
+    if conn.execute("SELECT name FROM sqlite_master WHERE name = 'mongo_outbox'").fetchone() is None:
+        return 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute("SELECT seq, op FROM mongo_outbox ORDER BY seq").fetchall()
+        if rows:
+            runtime.run(lambda db: _apply(db, [Op.decode(r[1]) for r in rows]))
+            conn.execute("DELETE FROM mongo_outbox WHERE seq <= ?", (rows[-1][0],))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return len(rows)

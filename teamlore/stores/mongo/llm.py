@@ -1,7 +1,7 @@
 """The model spend ledger, the breakers' last states and the model cache in MongoDB, shared by
 every process of the server stack.
 
-Written straight to MongoDB, not through the SQLite file's outbox: none is part of an event's
+Written straight to MongoDB, not through the unit of work (``journal``): none is part of an event's
 effects. A model call made for an event that then rolls back was still made and paid for, so
 its spend stays counted (the embedded ledger, inside the file's transaction, loses that line);
 counts are ``$inc``, so processes adding at once never lose one another's. The cache is shared

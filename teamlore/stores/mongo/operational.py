@@ -2,7 +2,7 @@
 
 Neither takes part in an event's transaction (a token is made or revoked by an admin; a
 checkpoint is written after its page of events was delivered), so both are written straight to
-MongoDB, not through the SQLite file's outbox. Documents holding times are written whole
+MongoDB, not through the unit of work (``journal``). Documents holding times are written whole
 (``codec``): a revocation replaces the document only while it is still unrevoked, so two
 processes revoking at once see one ``True``.
 """

@@ -30,7 +30,13 @@
     llm_cache      _id = hash of prompt version, model and content  (_id only)
     embeddings     _id = cache key (model + text hash); model, dim,  (_id only)
                    vector (float32 bytes)
-    meta           _id = "schema"; version
+    event_ledger   _id = an event's idempotency key; outcome, at_us   (_id only)
+    shared_files   _id = "ws<US>channel<US>message<US>position": what  (workspace, channel, message_id);
+                   reading a shared file came to (``files``)         (workspace, channel, status); (sha256)
+    channel_fences _id = a channel lock's key; fence = the newest     (_id only)
+                   lock token that committed (``journal``)
+    meta           _id = "schema"; version; _id = "text_key": the key
+                   of the text hashes that outlive an erasure
 
 Times are BSON datetimes (UTC, milliseconds) with the sub-millisecond rest in a ``<name>_us``
 field beside them, so a time reads back exactly as written (see ``codec``).
@@ -73,6 +79,11 @@ INDEXES: dict[str, list[IndexModel]] = {
     "page_versions": [IndexModel([("page_id", ASCENDING), ("version", ASCENDING)])],
     "blobs.chunks": [IndexModel([("files_id", ASCENDING), ("n", ASCENDING)], unique=True)],
     "api_tokens": [IndexModel([("workspace", ASCENDING), ("created_at", ASCENDING)])],
+    "shared_files": [
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("message_id", ASCENDING)]),
+        IndexModel([("workspace", ASCENDING), ("channel", ASCENDING), ("status", ASCENDING)]),
+        IndexModel([("sha256", ASCENDING)]),
+    ],
     "page_routes": [
         IndexModel([("page_id", ASCENDING), ("section_key", ASCENDING), ("fact_id", ASCENDING)], unique=True),
         IndexModel([("fact_id", ASCENDING)]),

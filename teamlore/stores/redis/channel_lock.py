@@ -7,8 +7,8 @@ lease`` with a token from ``INCR {p}fence:{channel}`` (tokens only grow); a chan
 is handed back to the queue for later, never waited on. Releasing deletes the lock only while it
 still holds the releaser's token (a Lua step), so a worker whose lease ran out never frees a lock
 another worker has since taken. The token is the fence: a store that records the highest token
-it has seen per channel can refuse a late writer whose lease expired (the per-event MongoDB
-transaction of step 3 checks it; docs/deployment.md). The lease is short
+it has seen per channel can refuse a late writer whose lease expired (the server stack's MongoDB
+transaction checks it: ``stores.mongo.journal``; docs/deployment.md). The lease is short
 (``TEAMLORE_CHANNEL_LOCK_LEASE_S``) and renewed by the holder every third of it while it works
 (``holding``), so a worker that is killed frees its channels within one lease, while one that
 works for minutes keeps them.
@@ -43,6 +43,11 @@ def _key(kind: str, channel: Channel) -> str:
     # Workspace and channel ids may hold any character: hashed, they make one unambiguous key.
     name = hashlib.sha256("\x1f".join(channel).encode()).hexdigest()[:32]
     return f"{_PREFIX}{kind}:{name}"
+
+
+def fence_key(channel: Channel) -> str:
+    """The channel's name in a store that records its fence (``stores.mongo.journal``)."""
+    return _key("fence", channel)
 
 
 class ChannelLocks:
@@ -100,4 +105,4 @@ class ChannelLocks:
         self._r.close()
 
 
-__all__ = ["ChannelLocks"]
+__all__ = ["ChannelLocks", "fence_key"]
