@@ -1,6 +1,18 @@
 """Messages per second through Redis and Celery workers, embedding excluded (reported apart).
 
     python bench/pipeline_throughput.py [--messages 5000] [--workers 2] [--batch 100]
+    python bench/pipeline_throughput.py --stack [--messages 2000] [--workers 1 2 4]
+
+``--stack``: the server stack with no shared file (issue 18). A redis-server, an nx-27017 and the
+Weaviate wire double (tests/weaviate_wire.py) of the run's own, all on this machine; the history
+is ingested once inline (its passages fill a MongoDB embedding cache that each measured database
+starts with, so no run embeds), then for each ``--workers`` count that many worker processes
+(concurrency 1, each with its own empty data folder, a database and collections of the run's
+own) take it from the queue; timed from the first enqueue until every event's key is in MongoDB's
+ledger. The servers are Python processes sharing the cores with the workers: the figures say how
+the pipeline scales here, not what a real MongoDB and Weaviate would allow.
+
+Without ``--stack``:
 
 Needs a Redis on 127.0.0.1:6379 (database 10 is flushed and used). Steps:
 1. generate a synthetic history (bench/synthetic.py) and embed every statement the extractor will
@@ -71,9 +83,14 @@ def stored(db: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=5000)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[2])
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--stack", action="store_true", help="Redis, MongoDB and Weaviate: no shared file")
     args = parser.parse_args()
+    if args.stack:
+        stack(args.messages, args.workers, args.batch)
+        return
+    args.workers = args.workers[0]
     events = generate(args.messages)
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
@@ -136,6 +153,139 @@ def main() -> None:
         f"| {n:,} | {args.workers} | {embed_s:.1f} | {inline_s:.1f} | {n / inline_s:.0f} | {queued_s:.1f} | "
         f"{n / queued_s:.0f} | {max(0.0, (queued_s - inline_s) / n * 1000):.2f} | {inline_embedded} |"
     )
+
+
+SECRET = "bench-hash-secret"
+
+
+def stack(messages: int, counts: list[int], batch: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pymongo import MongoClient
+
+    from tests.mongo_server import OwnMongo
+    from tests.redis_server import OwnRedis
+    from tests.weaviate_wire import WireWeaviate, hermetic_client
+
+    events = generate(messages)
+    expected = len({e.idempotency_key for e in events})
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        broker, mongo, wire = (
+            OwnRedis(base / "redis").start(),
+            OwnMongo(base / "nx").start(),
+            WireWeaviate().start(),
+        )
+        client: MongoClient = MongoClient(mongo.url)
+        try:
+            where = {
+                "mongo_url": mongo.url,
+                "weaviate_url": wire.url,
+                "weaviate_grpc_port": wire.grpc_port,
+                "hash_secret": SECRET,
+            }
+
+            def inline(name: str) -> tuple[float, float]:
+                settings = Settings(
+                    data_dir=base / name,
+                    mongo_db=name,
+                    weaviate_collection=f"Bench{name}",
+                    _env_file=None,
+                    **where,
+                )
+                lore = Teamlore(settings)
+                started = time.perf_counter()
+                for i in range(0, len(events), batch):
+                    ingest(events[i : i + batch], lore.pipeline)
+                seconds, embed_s = time.perf_counter() - started, lore.embedder.stats.seconds
+                lore.close()
+                return seconds, embed_s
+
+            with hermetic_client(wire.pypi_url):
+                _, embed_s = inline("warm")
+                _copy_vectors(client, "warm", "inline")
+                inline_s, _ = inline("inline")
+            rows = []
+            for count in counts:
+                name = f"w{count}"
+                _copy_vectors(client, "warm", name)
+                seconds = _through_workers(
+                    base, name, count, broker.url, where, events, batch, client, expected
+                )
+                rows.append((count, seconds))
+        finally:
+            client.close()
+            wire.stop()
+            mongo.stop()
+            broker.stop()
+    n = len(events)
+    rate = n / inline_s
+    print(f"{n:,} messages; warm-up embedding {embed_s:.1f} s; inline (one process) {inline_s:.1f} s")
+    print(f"inline: {rate:.0f} msg/s")
+    print("| workers | seconds | msg/s | vs one worker |")
+    print("|---|---|---|---|")
+    one = rows[0][1] if rows and rows[0][0] == 1 else None
+    for count, seconds in rows:
+        ratio = f"{one / seconds:.2f}x" if one else "-"
+        print(f"| {count} | {seconds:.1f} | {n / seconds:.0f} | {ratio} |")
+
+
+def _copy_vectors(client, source: str, target: str) -> None:  # type: ignore[no-untyped-def]
+    docs = list(client[source]["embeddings"].find({}))
+    for i in range(0, len(docs), 1000):
+        client[target]["embeddings"].insert_many(docs[i : i + 1000])
+
+
+def _through_workers(  # type: ignore[no-untyped-def]
+    base: Path, name: str, count: int, redis_url: str, where: dict, events, batch: int, client, expected: int
+) -> float:
+    env = {
+        **os.environ,
+        "TEAMLORE_REDIS_URL": redis_url,
+        "TEAMLORE_MONGO_URL": where["mongo_url"],
+        "TEAMLORE_MONGO_DB": name,
+        "TEAMLORE_WEAVIATE_URL": where["weaviate_url"],
+        "TEAMLORE_WEAVIATE_GRPC_PORT": str(where["weaviate_grpc_port"]),
+        "TEAMLORE_WEAVIATE_COLLECTION": f"Bench{name}",
+        "TEAMLORE_HASH_SECRET": SECRET,
+        "OMP_NUM_THREADS": "1",
+    }
+    logs, workers = [], []
+    for i in range(count):
+        data_dir = base / f"{name}-{i}"
+        data_dir.mkdir()
+        log = base / f"{name}-{i}.log"
+        logs.append(log)
+        with log.open("ab") as out:
+            workers.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
+                    env={**env, "TEAMLORE_DATA_DIR": str(data_dir)},
+                    start_new_session=True,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+    try:
+        deadline = time.monotonic() + 120
+        while not all("ready" in log.read_text(errors="replace") for log in logs):
+            if time.monotonic() > deadline or any(w.poll() is not None for w in workers):
+                raise RuntimeError("a worker did not start: " + logs[0].read_text(errors="replace")[-2000:])
+            time.sleep(0.2)
+        producer = Producer(Settings(data_dir=base / f"{name}-producer", redis_url=redis_url, _env_file=None))
+        started = time.perf_counter()
+        for i in range(0, len(events), batch):
+            producer.enqueue(events[i : i + batch])
+        ledger = client[name]["event_ledger"]
+        while ledger.count_documents({}) < expected:
+            if any(w.poll() is not None for w in workers):
+                raise RuntimeError("a worker died: " + logs[0].read_text(errors="replace")[-2000:])
+            time.sleep(0.2)
+        return time.perf_counter() - started
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                os.killpg(w.pid, signal.SIGTERM)
+                w.wait(timeout=120)
 
 
 if __name__ == "__main__":

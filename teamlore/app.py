@@ -190,6 +190,7 @@ class Teamlore:
             judge=self._judge_factory(),
             ledger=self.stores.ledger,
             meaning=Meaning.for_embedder(self.embedder),
+            shared=bool(settings.redis_url),
         )
         self.reader = FactReader(
             self.stores.facts,
@@ -368,7 +369,10 @@ class Teamlore:
     def _offline_extractor(self) -> OfflineExtractor:
         """Types statements with their vectors when the embedder is the one the head knows."""
         same = self.embedder.name == TRAINED_WITH
-        return OfflineExtractor(self.embedder.vectors if same else None, self.stores.messages.author_names)
+        vectors = self.embedder.vectors if same else None
+        # With workers on Redis, another process may have stored new authors since the last batch.
+        shared = bool(self.settings.redis_url)
+        return OfflineExtractor(vectors, self.stores.messages.author_names, shared=shared)
 
     def _judge_factory(self) -> Callable[[HeuristicResolver], Resolver] | None:
         if self.llm is None:

@@ -236,6 +236,7 @@ def _double_fact_stores() -> Callable[[Settings, EmbeddedStores], Any]:
             messages, stores.embeddings, backend.journal, key_in_use=backend.uses_key
         )
         backend.key_in_use = index.uses_key
+        backend.message_undo = index.writes.undo
         stores.use_message_index(index)
         return backend
 

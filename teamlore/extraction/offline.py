@@ -59,10 +59,15 @@ class OfflineExtractor:
     """Deterministic and fast; batches so the type head can read every statement's vector."""
 
     def __init__(
-        self, vectors: Vectors | None = None, people: People | None = None, heads: Heads | None = None
+        self,
+        vectors: Vectors | None = None,
+        people: People | None = None,
+        heads: Heads | None = None,
+        shared: bool = False,
     ) -> None:
         self._vectors = vectors
         self._people = people
+        self._shared = shared  # other processes store messages too: ask the store every batch
         self._heads = heads or shipped()
         self._known: dict[str, set[str]] = {}
 
@@ -92,15 +97,19 @@ class OfflineExtractor:
         self, requests: Sequence[ExtractionRequest]
     ) -> list[tuple[Message, Message | None, frozenset[str]]]:
         """Each request with the people known when its message was said: the workspace's authors
-        stored before this extractor first saw it, and every author it has seen since up to this
-        message, so a history reads the same however it is cut into batches (and the store is
-        asked once per workspace, not once per batch)."""
+        stored when this extractor first looked, and every author it has seen since up to this
+        message, so a history reads the same however it is cut into batches. The store is asked
+        once per workspace, or (``shared``: several workers) once per workspace and batch, since
+        another process may have stored new authors since this one last looked."""
         out = []
+        asked: set[str] = set()
         for message, parent in requests:
-            people = self._known.get(message.workspace)
-            if people is None:
-                stored = self._people(message.workspace) if self._people else ()
-                people = self._known[message.workspace] = {p.casefold() for p in stored}
+            ws = message.workspace
+            fresh = ws not in self._known
+            people = self._known.setdefault(ws, set())
+            if self._people is not None and ws not in asked and (fresh or self._shared):
+                asked.add(ws)
+                people.update(p.casefold() for p in self._people(ws))
             authors = (message.author_name, parent.author_name if parent else "")
             people.update(a.casefold() for a in authors if a)
             out.append((message, parent, frozenset(people)))

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -176,6 +176,15 @@ class RemoteFactBackend(FactBackend, Protocol):
     through ``unit_of_work``, which undoes them when the transaction rolls back."""
 
     def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]: ...
+
+    def write_ahead(self, log: Any) -> None:
+        """Log each write's undo to ``log`` before the write (``stores.weaviate.journal``)."""
+        ...
+
+    def undo(self, step: dict[str, Any]) -> None:
+        """Carry out an undo a dead process logged ahead of its write (its own or its message
+        index's: the step names the collection)."""
+        ...
 
     def close(self) -> None: ...
 

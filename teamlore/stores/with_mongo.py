@@ -34,7 +34,7 @@ from teamlore.stores.mongo.audit import MongoAuditLog
 from teamlore.stores.mongo.blobs import MongoBlobStore
 from teamlore.stores.mongo.embeddings import MongoEmbeddingCache
 from teamlore.stores.mongo.files import MongoFileStore
-from teamlore.stores.mongo.journal import WriteJournal, replay_outbox
+from teamlore.stores.mongo.journal import FENCES, WriteJournal, replay_outbox
 from teamlore.stores.mongo.ledger import LEDGER, MongoEventLedger
 from teamlore.stores.mongo.llm import MongoModelCache, MongoSpendLedger
 from teamlore.stores.mongo.messages import MongoMessageStore
@@ -143,6 +143,11 @@ class MongoStores(EmbeddedStores):
 
     def fenced(self, fences: Mapping[str, int]) -> Any:
         return self.journal.fenced(fences)
+
+    def committed_fence(self, key: str) -> int:
+        """The newest channel lock token whose unit committed (0: none yet; ``mongo.journal``)."""
+        doc = self.runtime.run(lambda mdb: mdb[FENCES].find_one({"_id": key}))
+        return 0 if doc is None else int(doc["fence"])
 
     def ping(self) -> None:
         self.runtime.run(lambda mdb: mdb.command("ping"))

@@ -122,6 +122,9 @@ class PipelineDeps:
     ledger: EventLedger | None = None
     # Subjects compared by meaning as well as words (``Meaning.for_embedder``); None: words alone.
     meaning: Meaning | None = None
+    # Other processes may store messages too (workers on Redis): the people the workspace knows
+    # are read from the store once per batch, not kept from this process's first look.
+    shared: bool = False
 
     _resolvers: dict[str, tuple[HeuristicResolver, Resolver]] = field(default_factory=dict, repr=False)
 
@@ -135,6 +138,13 @@ class PipelineDeps:
             rules = HeuristicResolver(self.messages.author_names(workspace))
             cached = self._resolvers[workspace] = (rules, self.judge(rules) if self.judge else rules)
         return cached[1]
+
+    def refresh_people(self, workspace: str) -> None:
+        """Forget the cached resolver when the store knows people it does not (another worker
+        stored their first message): asked once per batch."""
+        cached = self._resolvers.get(workspace)
+        if cached is not None and not self.messages.author_names(workspace) <= cached[0].people:
+            del self._resolvers[workspace]
 
     def note_author(self, workspace: str, name: str) -> None:
         cached = self._resolvers.get(workspace)
@@ -186,6 +196,8 @@ def ingest(events: Sequence[MessageEvent], deps: PipelineDeps) -> list[IngestRes
     results: list[IngestResult] = []
     changed: list[str] = []
     channels_seen: set[tuple[str, str]] = set()
+    for workspace in sorted({e.workspace for e in events}) if deps.shared else ():
+        deps.refresh_people(workspace)
     with deps.transaction():
         for event, candidates, extraction, passage in zip(
             events, extracted, extractions, passages, strict=True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from celery import shared_task
 from celery.exceptions import Reject
@@ -22,10 +22,14 @@ from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.redis.channel_lock import ChannelLocks, fence_key
+from teamlore.stores.redis.channel_lock import Channel, ChannelLocks, fence_key
+from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 from teamlore.workers.shared_files import take_files
+
+if TYPE_CHECKING:
+    from teamlore.stores.with_mongo import MongoStores
 
 log = logging.getLogger(__name__)
 RawEvent = dict[str, Any]  # a normalized event as JSON, as it travels on the queue
@@ -51,6 +55,38 @@ def _settings() -> Settings:
 @cache
 def _lore() -> Teamlore:
     return Teamlore(_settings())
+
+
+@cache
+def _undo_log() -> UndoLog:
+    return UndoLog.from_url(_settings().redis_url)
+
+
+def _write_ahead(lore: Teamlore) -> UndoLog | None:
+    """The server stack's write-ahead undo log, given to its Weaviate stores once (None without
+    MongoDB: no fence says which holder committed)."""
+    remote = lore.stores.remote_facts
+    if not lore.settings.mongo_url or remote is None:
+        return None
+    log = _undo_log()
+    remote.write_ahead(log)
+    return log
+
+
+def _recover(lore: Teamlore, undo_log: UndoLog, held: dict[Channel, int]) -> None:
+    """Undo what holders before us left in Weaviate and never committed (they died between their
+    writes and their commit: ``stores.redis.undo_log``), newest holder first, before we write."""
+    stores = cast("MongoStores", lore.stores)
+    remote = stores.remote_facts
+    assert remote is not None
+    for channel, token in held.items():
+        committed = stores.committed_fence(fence_key(channel))
+        for old, entries in sorted(undo_log.leftovers(channel, token).items(), reverse=True):
+            if old > committed:
+                for _what, step in reversed(entries):
+                    remote.undo(step)
+                log.warning("undid %d write(s) a dead worker left (token %d)", len(entries), old)
+            undo_log.forget({channel: old})
 
 
 @cache
@@ -176,12 +212,20 @@ def _ingest(
     channels another worker holds (untried)."""
     parsed = _parse(events, lore, letters)
     # One worker at a time per channel: the channels another worker holds wait on the queue.
+    undo_log = _write_ahead(lore)
     with _channel_locks().holding((e.workspace, e.channel) for e in parsed) as held:
         busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in held]
         mine = [e for e in parsed if (e.workspace, e.channel) in held]
-        # The commit checks the tokens: a lease that ran out meanwhile writes nothing (LeaseLost).
-        with lore.stores.fenced({fence_key(channel): token for channel, token in held.items()}):
-            results = ingest(mine, lore.pipeline)
+        # The commit checks the tokens: a lease that ran out meanwhile writes nothing (LeaseLost);
+        # Weaviate's writes log their undos ahead, for the next holder should this process die.
+        fences = lore.stores.fenced({fence_key(channel): token for channel, token in held.items()})
+        if undo_log is None:
+            with fences:
+                results = ingest(mine, lore.pipeline)
+        else:
+            _recover(lore, undo_log, held)
+            with fences, undo_log.holding(held):
+                results = ingest(mine, lore.pipeline)
         take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)

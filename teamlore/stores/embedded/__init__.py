@@ -75,6 +75,11 @@ class EmbeddedStores:
         join the fact store's unit of work (``transaction``)."""
         self.message_index = index
 
+    @property
+    def remote_facts(self) -> RemoteFactBackend | None:
+        """The server fact store, when facts are on one (``use_facts``)."""
+        return self._remote_facts
+
     def use_facts(self, facts: RemoteFactBackend) -> None:
         """Keep facts in a server store (Weaviate); the SQLite file keeps the rest."""
         self.facts = self._remote_facts = facts

@@ -39,10 +39,13 @@ _PREFIX = "teamlore:channel:"
 Channel = tuple[str, str]  # (workspace, channel)
 
 
-def _key(kind: str, channel: Channel) -> str:
+def channel_name(channel: Channel) -> str:
     # Workspace and channel ids may hold any character: hashed, they make one unambiguous key.
-    name = hashlib.sha256("\x1f".join(channel).encode()).hexdigest()[:32]
-    return f"{_PREFIX}{kind}:{name}"
+    return hashlib.sha256("\x1f".join(channel).encode()).hexdigest()[:32]
+
+
+def _key(kind: str, channel: Channel) -> str:
+    return f"{_PREFIX}{kind}:{channel_name(channel)}"
 
 
 def fence_key(channel: Channel) -> str:
@@ -105,4 +108,4 @@ class ChannelLocks:
         self._r.close()
 
 
-__all__ = ["ChannelLocks", "fence_key"]
+__all__ = ["Channel", "ChannelLocks", "channel_name", "fence_key"]

@@ -116,6 +116,7 @@ def open_message_index(
     # A cached vector goes when neither a fact version nor a message version uses it (as the
     # file's ``_still_used`` asks both tables).
     facts.key_in_use = index.uses_key
+    facts.message_undo = index.writes.undo  # a dead worker's message writes are undone there
     return index
 
 

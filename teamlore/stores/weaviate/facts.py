@@ -27,7 +27,7 @@ from teamlore.errors import BackendUnavailable
 from teamlore.stores.protocols import RRF_K, AuditEvent, AuditLog, ConcurrentChange, RawHit, Related
 from teamlore.stores.weaviate import filters
 from teamlore.stores.weaviate.codec import to_fact, to_properties, version_uuid
-from teamlore.stores.weaviate.journal import UndoJournal, run_undos
+from teamlore.stores.weaviate.journal import AheadLog, Step, UndoJournal, apply_step, run_undos
 from teamlore.stores.weaviate.queries import farthest as _farthest
 from teamlore.stores.weaviate.queries import floats as _floats
 from teamlore.stores.weaviate.queries import keyword_text, translated, walk
@@ -60,6 +60,8 @@ class WeaviateFactBackend:
         # vector; set by ``open_message_index``.
         self.key_in_use: Callable[[str], bool] = lambda key: False
         self.journal = UndoJournal()
+        # The message index's undo (set by whoever pairs the two: ``weaviate.open_message_index``).
+        self.message_undo: Callable[[Step], None] | None = None
 
     # ---- raw queries (private: only the read path above calls them, then gates the rows) ----
 
@@ -266,11 +268,18 @@ class WeaviateFactBackend:
         if vector is None and embedding_key is not None:
             vector = self._cached_vector(embedding_key)
         done: list[tuple[str, Any]] = []
+        channel = (new.workspace, new.channel)
         try:
-            self._insert(new, embedding_key, vector)
             new_id = version_uuid(new.fact_id, new.version)
-            done.append((f"insert of {new.fact_id} v{new.version}", lambda: self._delete(new_id)))
+            what = f"insert of {new.fact_id} v{new.version}"
+            self.journal.intend(channel, what, {"collection": "facts", "kind": "delete", "uuid": str(new_id)})
+            self._insert(new, embedding_key, vector)
+            done.append((what, lambda: self._delete(new_id)))
             if replaces is not None:
+                reopen = {"recorded_to": filters.to_stored(replaces.recorded_to)}
+                old_id = str(version_uuid(replaces.fact_id, replaces.version))
+                step = {"collection": "facts", "kind": "update", "uuid": old_id, "properties": reopen}
+                self.journal.intend(channel, f"close of {replaces.fact_id} v{replaces.version}", step)
                 self._close_version(replaces, new)
                 done.append(
                     (f"close of {replaces.fact_id} v{replaces.version}", lambda: self._reopen(replaces))
@@ -400,6 +409,20 @@ class WeaviateFactBackend:
 
     def unit_of_work(self, savepoint: bool = False) -> AbstractContextManager[None]:
         return self.journal.frame(savepoint)
+
+    def write_ahead(self, log: AheadLog) -> None:
+        self.journal.ahead = log  # the message index shares this journal
+
+    def undo(self, step: Step) -> None:
+        """Carry out an undo a dead process logged ahead of its write (``journal``): a fact's
+        here, a message version's in the message index beside it."""
+        if step["collection"] == "messages":
+            if self.message_undo is None:
+                raise BackendUnavailable("no message index to undo a message version in")
+            self.message_undo(step)
+            return
+        with translated("undoing a dead worker's write"):
+            apply_step(self._c, step)
 
     def close(self) -> None:
         if self._close is not None:

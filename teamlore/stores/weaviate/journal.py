@@ -5,6 +5,12 @@ events and dirty marks are undone. Weaviate has no transactions, so each fact wr
 to undo itself here (delete the version it inserted, reopen the version it closed), and the
 stores' transaction runs those undos when the SQLite side rolls back. Frames nest exactly as the
 SQLite transaction and savepoints do.
+
+Those undos live in the process. A process killed between its Weaviate writes and its commit
+(the server stack's MongoDB transaction) runs none of them; so in the server stack each write
+first describes its undo as data (``Step``) to a write-ahead log outside the process (``ahead``,
+Redis's: ``stores.redis.undo_log``), and whoever next takes the channel applies what a dead
+holder left there (``apply_step``) before it writes anything itself.
 """
 
 from __future__ import annotations
@@ -13,10 +19,35 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
 Undo = Callable[[], None]
+# An undo as data: {"collection": "facts" | "messages", "uuid": str, "kind": "delete" | "update" |
+# "replace", "properties": {...}, "vector": {...} | None}: delete the object, set these properties
+# on it, or write it again whole.
+Step = dict[str, Any]
+
+
+class AheadLog(Protocol):
+    """Where a write's undo goes before the write (kept if the process dies before its commit)."""
+
+    def append(self, channel: tuple[str, str], what: str, step: Step) -> None: ...
+
+
+def apply_step(collection: Any, step: Step) -> None:
+    """Carry out one undo ``Step`` on ``collection`` (its own: the step names which)."""
+    kind, object_id = step["kind"], step["uuid"]
+    if kind == "delete":
+        collection.data.delete_by_id(object_id)
+    elif kind == "update":
+        collection.data.update(uuid=object_id, properties=step["properties"])
+    elif kind == "replace":
+        collection.data.delete_by_id(object_id)
+        collection.data.insert(properties=step["properties"], uuid=object_id, vector=step.get("vector"))
+    else:
+        raise ValueError(f"unknown undo step {kind!r}")
 
 
 class UndoJournal:
@@ -24,6 +55,12 @@ class UndoJournal:
 
     def __init__(self) -> None:
         self._local = threading.local()
+        self.ahead: AheadLog | None = None  # set by the worker in the server stack
+
+    def intend(self, channel: tuple[str, str], what: str, step: Step) -> None:
+        """Before a write: log its undo ahead of it, when a write-ahead log is set."""
+        if self.ahead is not None:
+            self.ahead.append(channel, what, step)
 
     def _stack(self) -> list[list[tuple[str, Undo]]]:
         stack = getattr(self._local, "stack", None)

@@ -29,7 +29,7 @@ from teamlore.errors import BackendUnavailable
 from teamlore.stores.protocols import ConcurrentChange, ErasedMessages
 from teamlore.stores.weaviate import filters
 from teamlore.stores.weaviate.codec import message_properties, message_uuid, to_message_version
-from teamlore.stores.weaviate.journal import UndoJournal
+from teamlore.stores.weaviate.journal import Step, UndoJournal, apply_step
 from teamlore.stores.weaviate.queries import floats, translated, walk
 from teamlore.stores.weaviate.schema import MESSAGE_VECTOR
 from teamlore.timeutil import SENTINEL
@@ -135,6 +135,9 @@ class MessageVersionWriter:
     def _insert(self, version: MessageVersion, embedding_key: str | None) -> None:
         vector = None if embedding_key is None else self._cached_vector(embedding_key)
         object_id = _object_id(version)
+        channel = (version.workspace, version.channel)
+        step = {"collection": "messages", "kind": "delete", "uuid": str(object_id)}
+        self.journal.intend(channel, f"insert of message {version.message_id} v{version.version}", step)
         try:
             self._c.data.insert(
                 properties=message_properties(version, embedding_key),
@@ -165,6 +168,11 @@ class MessageVersionWriter:
     def _close_all(self, versions: Iterable[MessageVersion], at: datetime) -> None:
         for version in versions:
             object_id = _object_id(version)
+            reopen = {"recorded_to": filters.to_stored(version.recorded_to)}
+            step = {"collection": "messages", "kind": "update", "uuid": str(object_id), "properties": reopen}
+            self.journal.intend(
+                (version.workspace, version.channel), f"close of message {version.message_id}", step
+            )
             self._set_recorded_to(object_id, at)
             self.journal.record(
                 f"close of message {version.message_id} v{version.version}",
@@ -197,6 +205,16 @@ class MessageVersionWriter:
         """Replace an object by itself with ``changes`` (a None value: the property goes) and
         ``vector`` (None: none); its old self comes back if the event rolls back."""
         props = {k: v for k, v in {**stored.properties, **changes}.items() if v is not None}
+        if undoable:
+            step = {
+                "collection": "messages",
+                "kind": "replace",
+                "uuid": str(stored.uuid),
+                "properties": {k: v for k, v in stored.properties.items() if v is not None},
+                "vector": dict(stored.vector or {}) or None,
+            }
+            channel = (stored.properties["workspace"], stored.properties["channel"])
+            self.journal.intend(channel, f"rewrite of message version {stored.uuid}", step)
         with translated("rewriting a version", STORE):
             self._c.data.delete_by_id(stored.uuid)
             self._c.data.insert(
@@ -213,6 +231,11 @@ class MessageVersionWriter:
                 self._c.data.insert(properties=old, uuid=stored.uuid, vector=old_vector)
 
             self.journal.record(f"rewrite of message version {stored.uuid}", restore)
+
+    def undo(self, step: Step) -> None:
+        """Carry out an undo a dead process logged ahead of its write (``journal``)."""
+        with translated("undoing a dead worker's write", STORE):
+            apply_step(self._c, step)
 
     def _delete(self, object_id: Any) -> None:
         with translated("deleting a version", STORE):
