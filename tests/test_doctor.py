@@ -148,3 +148,18 @@ def test_a_mongo_check_that_fails_leaves_no_client_for_the_collector_to_find_lat
     down = f"mongodb://127.0.0.1:{free_port()}/?directConnection=true"
     assert clients_after(down, 1) == 0
     assert clients_after(nx_server, 10) == 0  # control: a check that succeeds closes its client too
+
+
+def test_an_unwritable_data_folder_fails_the_embedded_default_but_not_the_server_stack(tmp_path):
+    from teamlore.doctor import check_data_dir
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    folder = blocker / "data"  # cannot be made, even by root
+    embedded = check_data_dir(Settings(data_dir=folder, _env_file=None))
+    assert not embedded.ok and "TEAMLORE_DATA_DIR" in embedded.fix
+    stack = Settings(data_dir=folder, mongo_url="mongodb://db", hash_secret="s", _env_file=None)
+    served = check_data_dir(stack)
+    assert served.ok and "spools" in served.detail
+    unkeyed = check_data_dir(Settings(data_dir=folder, mongo_url="mongodb://db", _env_file=None))
+    assert not unkeyed.ok  # without TEAMLORE_HASH_SECRET the stack would write its key there

@@ -5,12 +5,12 @@ killed and restarted at random while they work.
 
 Each channel's events travel in one batch, and the batches go one after another (the next once
 the last committed), each to whichever worker is free; the inline run applies the same batches
-in the same order. Two things keep this from being a free-for-all of concurrent batches, both in
-docs/deployment.md ("Order per channel"): the channel lock keeps two workers off one channel but
-not a channel's events in order across batches (a batch that finds its channel held goes back on
-the queue, and a later one may be applied first), and what a message means depends on the people
-the workspace knows when it is read (its authors so far, every channel's), so channels applied
-concurrently may read differently from one run to the next."""
+in the same order. Two things keep this from being a free-for-all of concurrent batches (both in
+docs/deployment.md, "Order, and what the multi-process test shows"): the channel lock keeps two
+workers off one channel but not a channel's events in order across batches (a batch that finds
+its channel held goes back on the queue, and a later one may be applied first); and what a
+message means depends on the people the workspace knows when it is read (its authors so far,
+every channel's), so channels applied concurrently may read differently from run to run."""
 
 from __future__ import annotations
 
