@@ -127,6 +127,21 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]
     return done, cwd / "demo", cwd
 
 
+BROKER_URL = "redis://127.0.0.1:6379/9"  # a database of the machine's Redis kept for these tests
+
+
+@pytest.fixture
+def broker() -> Iterator[Any]:
+    """A client of ``BROKER_URL``, flushed before and after the test."""
+    import redis
+
+    client = redis.Redis.from_url(BROKER_URL)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))

@@ -24,6 +24,7 @@ from .conftest import STORE_KINDS, WS, event
 from .helpers import put
 from .mongo_server import OwnMongo, drop_database, fresh_database
 from .redis_server import free_port
+from .test_production import Worker
 
 DEAD = "mongodb://127.0.0.1:{port}/?directConnection=true"
 # The server stack's facts, never reached by the tests that stop at MongoDB (it is opened first).
@@ -423,45 +424,27 @@ def test_a_worker_keeps_a_batch_queued_while_mongodb_is_down_and_ingests_it_when
     broker = OwnRedis(tmp_path / "redis").start()
     server = OwnMongo(tmp_path / "nx", durable=True).start()
     database, data_dir, log = fresh_database(), tmp_path / "data", tmp_path / "worker.log"
-    env = {
-        **os.environ,
-        "TEAMLORE_DATA_DIR": str(data_dir),
-        "TEAMLORE_REDIS_URL": broker.url,
-        "TEAMLORE_MONGO_URL": server.url,
-        "TEAMLORE_MONGO_DB": database,
-        "TEAMLORE_MONGO_TIMEOUT_S": "1",
-        **{f"TEAMLORE_{k.upper()}": str(v) for k, v in _on_weaviate(weaviate_wire).items()},
-    }
-    with log.open("ab") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "teamlore.cli", "worker", "--concurrency", "1"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    env = _stack_env(data_dir, broker, server, database, weaviate_wire, TEAMLORE_MONGO_TIMEOUT_S="1")
+    worker = Worker(data_dir, log, env=env)
     try:
-        _wait_for(lambda: "ready" in log.read_text(errors="replace"), worker, log)
         server.stop()
         said = event("The staging database is PostgreSQL 16.")
         producer = Producer(Settings(data_dir=data_dir, redis_url=broker.url, _env_file=None))
         assert producer.enqueue([said]).sent == 1
-        _wait_for(lambda: log.read_text(errors="replace").count("Retry in") >= 2, worker, log)
+        _wait_for(lambda: log.read_text(errors="replace").count("Retry in") >= 2, worker.proc, log)
         assert "TEAMLORE_MONGO_URL" in log.read_text(errors="replace")  # says what to check
         server.start()
         client: MongoClient = MongoClient(server.url, serverSelectionTimeoutMS=5000)
         try:
             stored = client[database]["messages"]
-            _wait_for(lambda: stored.find_one({"message_id": said.message_id}) is not None, worker, log)
+            _wait_for(lambda: stored.find_one({"message_id": said.message_id}) is not None, worker.proc, log)
             # Its vectors went to MongoDB's embedding cache; the worker has no SQLite file.
             assert client[database]["embeddings"].count_documents({}) > 0
         finally:
             client.close()
         assert not (data_dir / "teamlore.sqlite3").exists()  # no file at all in the server stack
     finally:
-        if worker.poll() is None:
-            os.killpg(worker.pid, 15)
-            worker.wait(timeout=60)
+        worker.stop()
         server.stop()
         broker.stop()
 
@@ -479,26 +462,11 @@ def test_a_server_stack_worker_opens_no_sqlite_file_and_writes_nothing_to_its_di
     database, data_dir, log = fresh_database(), tmp_path / "empty", tmp_path / "worker.log"
     data_dir.mkdir()
     data_dir.chmod(0o555)
-    env = {
-        **os.environ,
-        "TEAMLORE_DATA_DIR": str(data_dir),
-        "TEAMLORE_REDIS_URL": broker.url,
-        "TEAMLORE_MONGO_URL": server.url,
-        "TEAMLORE_MONGO_DB": database,
-        "TEAMLORE_HASH_SECRET": "a secret every process of the stack shares",
-        **{f"TEAMLORE_{k.upper()}": str(v) for k, v in _on_weaviate(weaviate_wire).items()},
-    }
-    with log.open("ab") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "tests.no_sqlite", "worker", "--concurrency", "1"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    secret = {"TEAMLORE_HASH_SECRET": "a secret every process of the stack shares"}
+    env = _stack_env(data_dir, broker, server, database, weaviate_wire, **secret)
+    worker = Worker(data_dir, log, env=env, module="tests.no_sqlite")
     client: MongoClient = MongoClient(server.url, serverSelectionTimeoutMS=5000)
     try:
-        _wait_for(lambda: "ready" in log.read_text(errors="replace"), worker, log)
         said = [
             event("The staging database is PostgreSQL 16.", channel="C1", message_id="m1"),
             event("Deploys freeze every Friday at noon.", channel="C2", message_id="m2"),
@@ -512,21 +480,19 @@ def test_a_server_stack_worker_opens_no_sqlite_file_and_writes_nothing_to_its_di
         producer = Producer(Settings(data_dir=tmp_path / "producer", redis_url=broker.url, _env_file=None))
         assert producer.enqueue(said).sent == 2
         ledger = client[database]["event_ledger"]
-        _wait_for(lambda: len(list(ledger.find({}))) == 2, worker, log)
+        _wait_for(lambda: len(list(ledger.find({}))) == 2, worker.proc, log)
         assert producer.enqueue([edit]).sent == 1
-        _wait_for(lambda: len(list(ledger.find({}))) == 3, worker, log)
+        _wait_for(lambda: len(list(ledger.find({}))) == 3, worker.proc, log)
         stored = client[database]["messages"].find_one({"message_id": said[0].message_id})
         assert stored["text"] == edit.text
-        assert worker.poll() is None  # the hook would have ended it (exit 97)
+        assert worker.proc.poll() is None  # the hook would have ended it (exit 97)
         events = [e["event"] for e in client[database]["audit_log"].find({})]
         assert events.count("created") >= 3 and len(events) >= 4, events  # the edit changed its fact
         assert "SQLite connection" not in log.read_text(errors="replace")
         assert list(data_dir.iterdir()) == []  # nothing written beside it either
     finally:
         client.close()
-        if worker.poll() is None:
-            os.killpg(worker.pid, 15)
-            worker.wait(timeout=60)
+        worker.stop()
         data_dir.chmod(0o755)
         server.stop()
         broker.stop()
@@ -545,6 +511,19 @@ def test_the_audit_hook_does_end_a_process_that_opens_sqlite(tmp_path):
     )
     assert done.returncode == REFUSED, done.stderr
     assert "a SQLite connection was opened" in done.stderr
+
+
+def _stack_env(data_dir, broker, server, database: str, weaviate_wire, **extra: str) -> dict[str, str]:
+    """A worker's environment for the server stack on the test's own servers."""
+    return {
+        **os.environ,
+        "TEAMLORE_DATA_DIR": str(data_dir),
+        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_MONGO_URL": server.url,
+        "TEAMLORE_MONGO_DB": database,
+        **{f"TEAMLORE_{k.upper()}": str(v) for k, v in _on_weaviate(weaviate_wire).items()},
+        **extra,
+    }
 
 
 def _wait_for(predicate, worker: subprocess.Popen, log, timeout: float = 120) -> None:

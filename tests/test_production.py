@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-import redis
 
 from teamlore.app import Teamlore
 from teamlore.config import Settings
@@ -19,17 +18,8 @@ from teamlore.connectors.events_file import read_events_file
 from teamlore.workers.pipeline import ingest
 from teamlore.workers.producer import Producer
 
+from .conftest import BROKER_URL as REDIS_URL
 from .conftest import SAMPLE
-
-REDIS_URL = "redis://127.0.0.1:6379/9"  # a database of the machine's Redis kept for these tests
-
-
-@pytest.fixture
-def broker():
-    client = redis.Redis.from_url(REDIS_URL)
-    client.flushdb()
-    yield client
-    client.flushdb()
 
 
 def _env(data_dir: Path) -> dict[str, str]:

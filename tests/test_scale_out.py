@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -35,6 +32,7 @@ from teamlore.workers.producer import Producer
 
 from .conftest import SAMPLE
 from .mongo_server import drop_database, fresh_database
+from .test_production import Worker
 
 WS = "T0ACME"
 SECRET = "one secret the whole stack shares"
@@ -115,35 +113,16 @@ def _difference(got: set[tuple], want: set[tuple]) -> str:
     return head + "\n".join(lines)
 
 
-class Worker:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        self.log = log
-        with log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.no_sqlite", "worker", "--concurrency", "1"],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+class _Worker(Worker):
+    """A `teamlore worker` under the no-SQLite hook (tests/no_sqlite.py)."""
 
-    def ready(self) -> bool:
-        assert self.proc.poll() is None, self.log.read_text(errors="replace")[-3000:]
-        return "ready" in self.log.read_text(errors="replace")
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        super().__init__(Path(env["TEAMLORE_DATA_DIR"]), log, env=env, module="tests.no_sqlite")
 
     def working(self) -> bool:
         """A batch received and not finished yet (Celery logs both)."""
         text = self.log.read_text(errors="replace")
         return text.count("] received") > text.count("] succeeded in") + text.count("] raised")
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=60)
 
 
 def _until(predicate, timeout: float, what: str) -> None:
@@ -180,10 +159,12 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
     for folder in folders:
         folder.mkdir()
 
-    started: list[Worker] = []
+    started: list[_Worker] = []
 
-    def start(i: int) -> Worker:  # a log of each process's own
-        worker = Worker({**env, "TEAMLORE_DATA_DIR": str(folders[i])}, tmp_path / f"worker{len(started)}.log")
+    def start(i: int) -> _Worker:  # a log of each process's own, ready when it returns
+        worker = _Worker(
+            {**env, "TEAMLORE_DATA_DIR": str(folders[i])}, tmp_path / f"worker{len(started)}.log"
+        )
         started.append(worker)
         return worker
 
@@ -195,7 +176,6 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
     doomed = set(sorted(range(len(batches)), key=lambda n: -len(batches[n]))[:2])
     killed = 0
     try:
-        _until(lambda: all(w.ready() for w in workers), 120, "the workers to start")
         producer = Producer(Settings(data_dir=tmp_path / "producer", redis_url=broker.url, _env_file=None))
         applied = 0
         for n, batch in enumerate(batches):

@@ -5,7 +5,6 @@ logged ahead, so the event's re-delivery is applied as if the first attempt neve
 from __future__ import annotations
 
 import pytest
-import redis
 
 from teamlore.domain import Scope
 from teamlore.stores.redis.channel_lock import fence_key
@@ -17,21 +16,10 @@ from teamlore.workers.pipeline import Outcome
 from .conftest import WS, event
 from .helpers import put
 
-REDIS_URL = "redis://127.0.0.1:6379/12"  # a database of the machine's Redis kept for these tests
-
 
 @pytest.fixture(params=["nx"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     return request.param
-
-
-@pytest.fixture
-def client():
-    r = redis.Redis.from_url(REDIS_URL)
-    r.flushdb()
-    yield r
-    r.flushdb()
-    r.close()
 
 
 def _dies_before_its_commit(lore, monkeypatch, log: UndoLog, token: int, said) -> None:
@@ -54,9 +42,9 @@ def _dies_before_its_commit(lore, monkeypatch, log: UndoLog, token: int, said) -
 
 
 def test_the_next_holder_undoes_what_a_dead_worker_left_and_the_redelivery_is_clean(
-    make_lore, monkeypatch, client
+    make_lore, monkeypatch, broker
 ):
-    lore, log = make_lore("dead"), UndoLog(client)
+    lore, log = make_lore("dead"), UndoLog(broker)
     lore.stores.remote_facts.write_ahead(log)
     kept = event("The billing cron runs at 02:00 UTC.", message_id="m0")
     with lore.stores.fenced({fence_key((WS, "C1")): 1}), log.holding({(WS, "C1"): 1}):
@@ -80,10 +68,10 @@ def test_the_next_holder_undoes_what_a_dead_worker_left_and_the_redelivery_is_cl
     assert lore.reader.search("staging database", Scope(WS, ["C1"])).hits  # and its message
 
 
-def test_without_the_undo_log_the_redelivery_meets_the_dead_attempts_fact(make_lore, monkeypatch, client):
+def test_without_the_undo_log_the_redelivery_meets_the_dead_attempts_fact(make_lore, monkeypatch, broker):
     """The control: the same death, no recovery: the re-delivery finds the leftover as a current
     fact and creates nothing, so the fact has no "created" event and the wiki never heard of it."""
-    lore, log = make_lore("control"), UndoLog(client)
+    lore, log = make_lore("control"), UndoLog(broker)
     lore.stores.remote_facts.write_ahead(log)
     said = event("The staging database is PostgreSQL 16.", message_id="m1")
     _dies_before_its_commit(lore, monkeypatch, log, 2, said)
@@ -94,10 +82,10 @@ def test_without_the_undo_log_the_redelivery_meets_the_dead_attempts_fact(make_l
     assert list(lore.reader.history(leftover.fact_id, Scope(WS, ["C1"])).audit) == []
 
 
-def test_a_holder_whose_token_committed_leaves_its_writes_alone(make_lore, client):
+def test_a_holder_whose_token_committed_leaves_its_writes_alone(make_lore, broker):
     """Undos of a batch that committed (its process died after the commit, before it dropped its
     log) are dropped, not applied: the channel's fence in MongoDB has reached its token."""
-    lore, log = make_lore("committed"), UndoLog(client)
+    lore, log = make_lore("committed"), UndoLog(broker)
     lore.stores.remote_facts.write_ahead(log)
     said = event("The staging database is PostgreSQL 16.", message_id="m1")
     with lore.stores.fenced({fence_key((WS, "C1")): 5}):

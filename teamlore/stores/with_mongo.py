@@ -15,7 +15,7 @@ Redis) needs no disk of its own."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -141,7 +141,7 @@ class MongoStores(EmbeddedStores):
         ):
             yield None
 
-    def fenced(self, fences: Mapping[str, int]) -> Any:
+    def fenced(self, fences: Mapping[str, int]) -> AbstractContextManager[None]:
         return self.journal.fenced(fences)
 
     def committed_fence(self, key: str) -> int:

@@ -88,9 +88,6 @@ class WriteJournal:
             fences = self._local.fences = {}
         return fences
 
-    def depth(self) -> int:
-        return len(self._levels)
-
     @contextmanager
     def transaction(self, savepoint: bool = False) -> Iterator[None]:
         """A unit of work; inside one, a savepoint when asked (a failure then drops only its own
