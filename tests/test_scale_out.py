@@ -3,17 +3,18 @@ process of its own) and one Weaviate (the wire double, over the client's real pr
 where one inline run of the same history ends: the same facts, pages and audit, with workers
 killed and restarted at random while they work.
 
-Each channel's events travel in one batch, and the batches go one after another (the next once
-the last committed), each to whichever worker is free; the inline run applies the same batches
-in the same order. Two things keep this from being a free-for-all of concurrent batches (both in
-docs/deployment.md, "Order, and what the multi-process test shows"): the channel lock keeps two
-workers off one channel but not a channel's events in order across batches (a batch that finds
-its channel held goes back on the queue, and a later one may be applied first); and what a
-message means depends on the people the workspace knows when it is read (its authors so far,
-every channel's), so channels applied concurrently may read differently from run to run."""
+Every channel's events travel in batches of ``SIZE``, all queued at once, channels interleaved;
+three workers take them as they come, each channel held by one worker at a time and its batches
+applied in the order they were queued (``stores.redis.channel_order``); the inline run applies the
+same batches one after another. One thing is fixed first (docs/deployment.md, "Order, and what
+the multi-process test shows"): what a message means depends on the people the workspace knows
+when it is read (its authors so far, every channel's), so a roll call, one greeting by each
+author, goes in before the rest, in both runs; without it, channels applied in another order
+than the inline run's may read differently."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import time
@@ -27,6 +28,7 @@ from pymongo import MongoClient
 from teamlore.app import Teamlore
 from teamlore.config import Settings
 from teamlore.connectors.events_file import read_events_file
+from teamlore.domain import EventKind
 from teamlore.workers.pipeline import ingest
 from teamlore.workers.producer import Producer
 
@@ -49,12 +51,27 @@ def _stack(server, weaviate_wire, database: str, collection: str) -> dict[str, o
     }
 
 
+SIZE = 30
+
+
+def _roll_call() -> list:
+    """One greeting by each author of the sample, in a channel of its own."""
+    first: dict[str, object] = {}
+    for item in read_events_file(SAMPLE, 40_000):
+        first.setdefault(item.event.author_id, item.event)
+    hello = {"channel": "C00HELLO", "channel_name": "hello", "kind": EventKind.CREATED, "text": "Hi!"}
+    hello |= {"thread_id": None, "shared_in": None, "file_ref": "", "permalink": ""}
+    return [e.model_copy(update={**hello, "message_id": f"hi-{a}"}) for a, e in first.items()]
+
+
 def _batches() -> list[list]:
-    """One batch per channel, each in the file's order, channels by their first message."""
+    """Each channel's events in the file's order, in batches of ``SIZE``, the channels' batches
+    interleaved (the first of each channel, then the second of each...)."""
     by_channel: dict[str, list] = {}
     for item in read_events_file(SAMPLE, 40_000):
         by_channel.setdefault(item.event.channel, []).append(item.event)
-    return list(by_channel.values())
+    split = [[events[i : i + SIZE] for i in range(0, len(events), SIZE)] for events in by_channel.values()]
+    return [batch for row in itertools.zip_longest(*split) for batch in row if batch]
 
 
 def _knowledge(lore: Teamlore, raw: MongoClient) -> tuple[set[tuple], dict[str, str], Counter]:
@@ -98,7 +115,7 @@ def inline(nx_server, weaviate_wire, embedder, raw, tmp_path_factory):
         **_stack(nx_server, weaviate_wire, database, f"Inline{uuid.uuid4().hex[:10]}"),
     )
     lore = Teamlore(settings, embedder=embedder)
-    for batch in _batches():
+    for batch in [_roll_call(), *_batches()]:
         ingest(batch, lore.pipeline)
     known = _knowledge(lore, raw)
     lore.close()
@@ -107,8 +124,8 @@ def inline(nx_server, weaviate_wire, embedder, raw, tmp_path_factory):
 
 
 def _difference(got: set[tuple], want: set[tuple]) -> str:
-    lines = [f"+ {row[6]} {row[:4]} by {row[7]}" for row in sorted(got - want, key=str)]
-    lines += [f"- {row[6]} {row[:4]} by {row[7]}" for row in sorted(want - got, key=str)]
+    lines = [f"+ {row[:4]} from {row[6]}" for row in sorted(got - want, key=str)]
+    lines += [f"- {row[:4]} from {row[6]}" for row in sorted(want - got, key=str)]
     head = f"the workers' {len(got)} facts (+) against the inline run's {len(want)} (-):\n"
     return head + "\n".join(lines)
 
@@ -149,7 +166,9 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
         **os.environ,
         **{f"TEAMLORE_{k.upper()}": str(v) for k, v in stack.items()},
         "TEAMLORE_REDIS_URL": broker.url,
-        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "4",
+        # A killed worker's batch comes back after 8 s; a batch waits 16 s at most for the one
+        # before it (ETA tasks wait in a busy worker's memory meanwhile); held channels retry every 2 s.
+        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",
         "TEAMLORE_CELERY_RESTORE_EVERY_S": "1",
         "TEAMLORE_CHANNEL_LOCK_LEASE_S": "2",
         "TEAMLORE_WIKI_WINDOW_S": "0",
@@ -172,24 +191,24 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
     batches = _batches()
     ledger = raw[database]["event_ledger"]
     rng = random.Random(18)
-    # A worker dies in each of the two longest batches (seconds of work: it dies mid-batch).
-    doomed = set(sorted(range(len(batches)), key=lambda n: -len(batches[n]))[:2])
     killed = 0
     try:
         producer = Producer(Settings(data_dir=tmp_path / "producer", redis_url=broker.url, _env_file=None))
-        applied = 0
-        for n, batch in enumerate(batches):
+        roll_call = _roll_call()
+        assert producer.enqueue(roll_call).sent == len(roll_call)
+        _until(lambda: ledger.count_documents({}) >= len(roll_call), 60, "the roll call to be applied")
+        total = len(roll_call) + len({e.idempotency_key for batch in batches for e in batch})
+        for batch in batches:  # all at once
             assert producer.enqueue(batch).sent == len(batch)
-            applied += len({e.idempotency_key for e in batch})
-            if n in doomed:  # the worker that took it dies a random while into it; a new one starts
-                _until(lambda: any(w.working() for w in workers), 60, "a worker to take the batch")
-                time.sleep(rng.uniform(1.0, 2.0))
-                i = next((i for i, w in enumerate(workers) if w.working()), None)
-                if i is not None and ledger.count_documents({}) < applied:
-                    workers[i].kill()
-                    workers[i] = start(i)
-                    killed += 1
-            _until(lambda want=applied: ledger.count_documents({}) >= want, 180, f"batch {n} to be applied")
+        while killed < 2:  # twice, a worker dies a random while into a batch; a new one takes its place
+            time.sleep(rng.uniform(1.0, 3.0))
+            i = next((i for i, w in enumerate(workers) if w.working()), None)
+            if i is None or ledger.count_documents({}) >= total:
+                break
+            workers[i].kill()
+            workers[i] = start(i)
+            killed += 1
+        _until(lambda: ledger.count_documents({}) >= total, 300, "every batch to be applied")
     finally:
         for w in workers:
             w.stop()

@@ -19,6 +19,7 @@ import redis
 
 from teamlore.cli import main
 from teamlore.config import Settings
+from teamlore.stores.redis.channel_order import ChannelOrder
 from teamlore.workers.celery_app import INGEST
 from teamlore.workers.dead_letter import DeadLetters
 from teamlore.workers.producer import Producer
@@ -132,6 +133,8 @@ def test_a_poison_event_ends_on_the_dead_letter_list_every_other_event_is_stored
     assert [e["message_id"] for e in letter.events] == ["poison"] and letter.deliveries == 2
     assert _stored(data_dir) == {e.message_id for e in good}  # nothing else was lost or held back
     assert client.llen(INGEST) == 0
+    # The batch given up on gave up its place in its channel's order, so the next one went on.
+    assert ChannelOrder.from_url(own_redis.url).applied(("T1", "C1")) == 2
 
     code, out, err = cli(env, "status", "--json")
     assert code == 0, err

@@ -23,6 +23,7 @@ from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
 from teamlore.stores.redis.channel_lock import Channel, ChannelLocks, fence_key
+from teamlore.stores.redis.channel_order import ChannelOrder, Order, from_wire, to_wire
 from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
@@ -99,6 +100,17 @@ def _channel_locks() -> ChannelLocks:
     return ChannelLocks.from_url(_settings().redis_url, _settings().channel_lock_lease_s)
 
 
+@cache
+def _channel_order() -> ChannelOrder:
+    # Longer than a lost worker can hold a batch back (the visibility timeout and the sweep).
+    return ChannelOrder.from_url(_settings().redis_url, 2 * _settings().celery_visibility_timeout_s)
+
+
+def _delivery_key(events: list[RawEvent], order: Order) -> str:
+    """What counts a batch's deliveries: its events, and its numbers when it has them."""
+    return batch_key(events) if not order else batch_key([events, to_wire(order)])
+
+
 def busy_delay(visibility_timeout_s: float) -> float:
     """When events of a channel another worker holds are tried again: soon, and well under the
     visibility timeout (a longer countdown makes Redis deliver the task twice)."""
@@ -111,6 +123,7 @@ def _open_after_fork(**_: object) -> None:
         _lore()
         _dead_letters()
         _channel_locks()
+        _channel_order()
     except Exception:  # the first task tries again, and its failure is counted against the batch
         log.exception("worker process %d could not open its stores", os.getpid())
         return
@@ -147,17 +160,20 @@ def orphan_delays(visibility_timeout_s: float) -> list[float]:
     retry_jitter=False,
     max_retries=None,
 )
-def ingest_events(events: list[RawEvent], attempt: int = 0) -> dict[str, int]:
-    """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing)."""
-    letters, key, limit = _dead_letters(), batch_key(events), _settings().ingest_max_deliveries
+def ingest_events(events: list[RawEvent], attempt: int = 0, order: object = None) -> dict[str, int]:
+    """Ingest a batch of normalized events (idempotent: a re-delivery changes nothing). ``order``
+    is the batch's number in each of its channels (``Producer``; ``stores.redis.channel_order``)."""
+    numbers = from_wire(order)
+    letters, key, limit = _dead_letters(), _delivery_key(events, numbers), _settings().ingest_max_deliveries
     delivery = 0
     try:
         delivery = letters.count_delivery(key)  # before any work: a worker that dies still counts
         busy: list[RawEvent] = []
+        waiting: Order = {}
         if delivery > limit:
-            counts = _give_up(events, attempt, delivery - 1, letters)
+            counts = _give_up(events, attempt, delivery - 1, letters, numbers)
         else:
-            counts, busy = _ingest(events, attempt, _lore(), letters)
+            counts, busy, waiting = _ingest(events, attempt, _lore(), letters, numbers)
     except StoreUnreachable:
         letters.forget(key)
         raise
@@ -172,17 +188,26 @@ def ingest_events(events: list[RawEvent], attempt: int = 0) -> dict[str, int]:
         )
         raise Reject(exc, requeue=True) from exc
     letters.forget(key)
-    if busy:  # untried: their channel is held by another worker; they keep the failures so far
-        letters.carry(batch_key(busy), delivery - 1)
+    if busy or waiting:  # untried: another worker holds their channel, or it is not their turn yet
+        letters.carry(_delivery_key(busy, waiting), delivery - 1)  # they keep the failures so far
         later = busy_delay(_settings().celery_visibility_timeout_s)
-        ingest_events.apply_async(args=[busy, attempt], countdown=later)
-        log.info("%d event(s) of channels another worker holds: tried again in %gs", len(busy), later)
+        ingest_events.apply_async(args=[busy, attempt, to_wire(waiting)], countdown=later)
+        log.info(
+            "%d event(s) of channels another worker holds, or whose earlier batch is not applied yet:"
+            " tried again in %gs",
+            len(busy),
+            later,
+        )
     return counts
 
 
-def _give_up(events: list[RawEvent], attempt: int, deliveries: int, letters: DeadLetters) -> dict[str, int]:
+def _give_up(
+    events: list[RawEvent], attempt: int, deliveries: int, letters: DeadLetters, order: Order
+) -> dict[str, int]:
     """A batch that failed every delivery: its events go on one by one, so only the event at
-    fault ends on the dead-letter list; a single event goes there now."""
+    fault ends on the dead-letter list; a single event goes there now. Either way the batch gives
+    up its place in its channels' order (the next batch need not wait for it)."""
+    _channel_order().done(order)
     if len(events) > 1:
         for raw in events:
             ingest_events.apply_async(args=[[raw], attempt])
@@ -206,16 +231,20 @@ def _parse(events: list[RawEvent], lore: Teamlore, letters: DeadLetters) -> list
 
 
 def _ingest(
-    events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters
-) -> tuple[dict[str, int], list[RawEvent]]:
-    """Apply the events of the channels this worker can hold; the counts, and the events of the
-    channels another worker holds (untried)."""
+    events: list[RawEvent], attempt: int, lore: Teamlore, letters: DeadLetters, order: Order
+) -> tuple[dict[str, int], list[RawEvent], Order]:
+    """Apply the events of the channels this worker can hold whose turn it is; the counts, and the
+    events (untried) and numbers of the channels that must wait."""
     parsed = _parse(events, lore, letters)
-    # One worker at a time per channel: the channels another worker holds wait on the queue.
+    # One worker at a time per channel, each channel's batches in the order they were queued: the
+    # channels another worker holds, or whose earlier batch is not applied yet, wait on the queue.
     undo_log = _write_ahead(lore)
-    with _channel_locks().holding((e.workspace, e.channel) for e in parsed) as held:
-        busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in held]
-        mine = [e for e in parsed if (e.workspace, e.channel) in held]
+    channels = [(e.workspace, e.channel) for e in parsed] + list(order)
+    with _channel_locks().holding(channels) as held:
+        ready = set(_channel_order().ready(order, held))
+        busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in ready]
+        waiting = {channel: n for channel, n in order.items() if channel not in ready}
+        mine = [e for e in parsed if (e.workspace, e.channel) in ready]
         # The commit checks the tokens: a lease that ran out meanwhile writes nothing (LeaseLost);
         # Weaviate's writes log their undos ahead, for the next holder should this process die.
         fences = lore.stores.fenced({fence_key(channel): token for channel, token in held.items()})
@@ -227,6 +256,7 @@ def _ingest(
             with fences, undo_log.holding(held):
                 results = ingest(mine, lore.pipeline)
         take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
+        _channel_order().done({channel: n for channel, n in order.items() if channel in ready})
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
     delays = orphan_delays(lore.settings.celery_visibility_timeout_s)
     if orphans and attempt < len(delays):
@@ -241,7 +271,7 @@ def _ingest(
     for r in results:
         counts[r.outcome.value] = counts.get(r.outcome.value, 0) + 1
     log.info("ingested %d event(s): %s", len(results), counts)
-    return counts, busy
+    return counts, busy, waiting
 
 
 @shared_task(name="teamlore.flush_pages")
