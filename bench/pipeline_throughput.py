@@ -3,14 +3,18 @@
     python bench/pipeline_throughput.py [--messages 5000] [--workers 2] [--batch 100]
     python bench/pipeline_throughput.py --stack [--messages 2000] [--workers 1 2 4]
 
-``--stack``: the server stack with no shared file (issue 18). A redis-server, an nx-27017 and the
-Weaviate wire double (tests/weaviate_wire.py) of the run's own, all on this machine; the history
-is ingested once inline (its passages fill a MongoDB embedding cache that each measured database
-starts with, so no run embeds), then for each ``--workers`` count that many worker processes
-(concurrency 1, each with its own empty data folder, a database and collections of the run's
-own) take it from the queue; timed from the first enqueue until every event's key is in MongoDB's
-ledger. The servers are Python processes sharing the cores with the workers: the figures say how
-the pipeline scales here, not what a real MongoDB and Weaviate would allow.
+``--stack``: the server stack with no shared file (issue 18). A redis-server, an nx-27017 (its
+transactions one at a time: tests/nx_serial.py) and the Weaviate wire double
+(tests/weaviate_wire.py) of the run's own, all on this machine; the history is cut into batches
+of one channel each (as connectors and imports send them), the channels' batches interleaved;
+it is ingested once inline (its passages fill a MongoDB embedding cache that each measured
+database starts with, so no run embeds), then for each ``--workers`` count that many worker
+processes (concurrency 1, each with its own empty data folder, a database and collections of the
+run's own) take it from the queue; timed from the first enqueue until every event's key is in
+MongoDB's ledger. The servers are Python processes sharing the cores with the workers, so the
+CPU time each process group spent is measured too (from /proc): the workers' CPU seconds per
+message say what one core of workers takes when the stores run elsewhere, the figure "per core
+on paper".
 
 Without ``--stack``:
 
@@ -168,13 +172,15 @@ def stack(messages: int, counts: list[int], batch: int) -> None:
 
     events = generate(messages)
     expected = len({e.idempotency_key for e in events})
+    batches = by_channel(events, batch)
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
         broker, mongo, wire = (
             OwnRedis(base / "redis").start(),
-            OwnMongo(base / "nx").start(),
+            OwnMongo(base / "nx", serial=True).start(),
             WireWeaviate().start(),
         )
+        servers = {"mongodb": mongo.proc, "weaviate": wire.proc, "redis": broker.proc}
         client: MongoClient = MongoClient(mongo.url)
         try:
             where = {
@@ -194,8 +200,8 @@ def stack(messages: int, counts: list[int], batch: int) -> None:
                 )
                 lore = Teamlore(settings)
                 started = time.perf_counter()
-                for i in range(0, len(events), batch):
-                    ingest(events[i : i + batch], lore.pipeline)
+                for each in batches:
+                    ingest(each, lore.pipeline)
                 seconds, embed_s = time.perf_counter() - started, lore.embedder.stats.seconds
                 lore.close()
                 return seconds, embed_s
@@ -208,10 +214,12 @@ def stack(messages: int, counts: list[int], batch: int) -> None:
             for count in counts:
                 name = f"w{count}"
                 _copy_vectors(client, "warm", name)
-                seconds = _through_workers(
-                    base, name, count, broker.url, where, events, batch, client, expected
+                before = {k: cpu_seconds(p.pid) for k, p in servers.items() if p is not None}
+                seconds, worker_cpu = _through_workers(
+                    base, name, count, broker.url, where, batches, client, expected
                 )
-                rows.append((count, seconds))
+                spent = {k: cpu_seconds(p.pid) - before[k] for k, p in servers.items() if p is not None}
+                rows.append((count, seconds, worker_cpu, spent))
         finally:
             client.close()
             wire.stop()
@@ -221,12 +229,49 @@ def stack(messages: int, counts: list[int], batch: int) -> None:
     rate = n / inline_s
     print(f"{n:,} messages; warm-up embedding {embed_s:.1f} s; inline (one process) {inline_s:.1f} s")
     print(f"inline: {rate:.0f} msg/s")
-    print("| workers | seconds | msg/s | vs one worker |")
-    print("|---|---|---|---|")
+    print(f"{len(batches)} batches of one channel each (up to {batch} events)")
+    columns = ["workers", "seconds", "msg/s", "vs one worker", "CPU s: workers", "MongoDB double"]
+    print("| " + " | ".join([*columns, "Weaviate double", "Redis"]) + " |")
+    print("|---|---|---|---|---|---|---|---|")
     one = rows[0][1] if rows and rows[0][0] == 1 else None
-    for count, seconds in rows:
+    for count, seconds, worker_cpu, spent in rows:
         ratio = f"{one / seconds:.2f}x" if one else "-"
-        print(f"| {count} | {seconds:.1f} | {n / seconds:.0f} | {ratio} |")
+        cpu = " | ".join(f"{spent.get(k, 0.0):.1f}" for k in ("mongodb", "weaviate", "redis"))
+        print(f"| {count} | {seconds:.1f} | {n / seconds:.0f} | {ratio} | {worker_cpu:.1f} | {cpu} |")
+    per_message = sum(r[2] for r in rows) / (n * len(rows))
+    print(
+        f"workers' CPU: {per_message * 1000:.1f} ms a message, so one core of workers takes about"
+        f" {1 / per_message:.0f} msg/s when MongoDB and Weaviate run elsewhere"
+    )
+
+
+def by_channel(events, size: int) -> list[list]:  # type: ignore[no-untyped-def]
+    """Each channel's events in time order, in batches of ``size``; the channels' batches interleaved."""
+    from itertools import zip_longest
+
+    channels: dict[str, list] = {}
+    for event in events:
+        channels.setdefault(event.channel, []).append(event)
+    split = [[chunk[i : i + size] for i in range(0, len(chunk), size)] for chunk in channels.values()]
+    return [b for row in zip_longest(*split) for b in row if b]
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int, group: bool = False) -> float:
+    """User and system CPU seconds of ``pid`` (``group``: of every live process in its process
+    group, and the children they have waited for), from /proc."""
+    total = 0
+    for entry in Path("/proc").iterdir() if group else [Path(f"/proc/{pid}")]:
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if group and int(fields[2]) != pid:  # field 5: the process group
+            continue
+        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return total / _TICK
 
 
 def _copy_vectors(client, source: str, target: str) -> None:  # type: ignore[no-untyped-def]
@@ -236,8 +281,9 @@ def _copy_vectors(client, source: str, target: str) -> None:  # type: ignore[no-
 
 
 def _through_workers(  # type: ignore[no-untyped-def]
-    base: Path, name: str, count: int, redis_url: str, where: dict, events, batch: int, client, expected: int
-) -> float:
+    base: Path, name: str, count: int, redis_url: str, where: dict, batches, client, expected: int
+) -> tuple[float, float]:
+    """Seconds until every event is in the ledger, and the workers' CPU seconds meanwhile."""
     env = {
         **os.environ,
         "TEAMLORE_REDIS_URL": redis_url,
@@ -272,15 +318,17 @@ def _through_workers(  # type: ignore[no-untyped-def]
                 raise RuntimeError("a worker did not start: " + logs[0].read_text(errors="replace")[-2000:])
             time.sleep(0.2)
         producer = Producer(Settings(data_dir=base / f"{name}-producer", redis_url=redis_url, _env_file=None))
+        cpu_before = sum(cpu_seconds(w.pid, group=True) for w in workers)
         started = time.perf_counter()
-        for i in range(0, len(events), batch):
-            producer.enqueue(events[i : i + batch])
+        for each in batches:
+            producer.enqueue(each)
         ledger = client[name]["event_ledger"]
         while ledger.count_documents({}) < expected:
             if any(w.poll() is not None for w in workers):
                 raise RuntimeError("a worker died: " + logs[0].read_text(errors="replace")[-2000:])
             time.sleep(0.2)
-        return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        return seconds, sum(cpu_seconds(w.pid, group=True) for w in workers) - cpu_before
     finally:
         for w in workers:
             if w.poll() is None:

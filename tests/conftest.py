@@ -127,7 +127,9 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]
     return done, cwd / "demo", cwd
 
 
-BROKER_URL = "redis://127.0.0.1:6379/9"  # a database of the machine's Redis kept for these tests
+# A database of the machine's Redis kept for these tests: 9, and one more per parallel test
+# process (pytest-xdist names them gw0, gw1, ...), so no process flushes another's queue.
+BROKER_URL = f"redis://127.0.0.1:6379/{9 + int(os.environ.get('PYTEST_XDIST_WORKER', 'gw0')[2:] or 0)}"
 
 
 @pytest.fixture

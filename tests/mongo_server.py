@@ -27,10 +27,12 @@ def nx_executable() -> str:
 
 class OwnMongo:
     """``nx-27017 --db memory -p PORT``; pid and log files in ``folder``, never the defaults in /tmp.
-    ``durable`` keeps the data in a file in ``folder`` instead, so a restart finds it again."""
+    ``durable`` keeps the data in a file in ``folder`` instead, so a restart finds it again;
+    ``serial`` runs its transactions one at a time (tests/nx_serial.py), for several processes
+    committing at once."""
 
-    def __init__(self, folder: Path, durable: bool = False) -> None:
-        self.folder, self.port = folder, free_port()
+    def __init__(self, folder: Path, durable: bool = False, serial: bool = False) -> None:
+        self.folder, self.port, self.serial = folder, free_port(), serial
         self.db = str(folder / "nx.sqlite3") if durable else "memory"
         self.proc: subprocess.Popen | None = None
 
@@ -40,7 +42,8 @@ class OwnMongo:
 
     def start(self) -> OwnMongo:
         self.folder.mkdir(parents=True, exist_ok=True)
-        args = [nx_executable(), "--db", self.db, "-p", str(self.port), "--host", "127.0.0.1"]
+        server = [sys.executable, "-m", "tests.nx_serial"] if self.serial else [nx_executable()]
+        args = [*server, "--db", self.db, "-p", str(self.port), "--host", "127.0.0.1"]
         args += ["--pid-file", str(self.folder / "nx.pid"), "--log-file", str(self.folder / "nx.log")]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_until_answers(self.url, self.proc)

@@ -4,6 +4,7 @@ while it applies the rest, then applies them once the channel is free."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,10 +13,11 @@ import pytest
 import redis
 
 from teamlore.config import Settings
-from teamlore.stores.redis.channel_lock import ChannelLocks
+from teamlore.stores.redis.channel_lock import ChannelLocks, ChannelsBusy
 from teamlore.workers.celery_app import INGEST, make_celery
 from teamlore.workers.tasks import busy_delay
 
+from .conftest import event
 from .redis_server import OwnRedis
 from .test_hostile_input import _line, _stored, _Worker
 
@@ -96,3 +98,87 @@ def test_a_hold_is_renewed_while_its_worker_works_and_lapses_when_it_stops(broke
     stopped = worker.take([A])  # taken, never renewed: as a killed worker leaves it
     time.sleep(0.5)
     assert rival.take([A]).keys() == {A} and rival.holder(A) != stopped[A]
+
+
+def test_an_admin_job_waits_for_every_channel_it_needs_and_takes_them_all_or_none(broker: OwnRedis) -> None:
+    admin, ingest = locks_on(broker), locks_on(broker)
+    held = ingest.take([B])
+    releaser = threading.Timer(0.3, ingest.release, args=[held])
+    releaser.start()
+    with admin.holding_all([B, A], wait_s=5) as taken:  # B comes free while it waits
+        assert taken.keys() == {A, B}
+        assert ingest.take([A, B]) == {}  # meanwhile no batch of either channel goes
+    releaser.join()
+    kept = ingest.take([B])
+    with pytest.raises(ChannelsBusy), admin.holding_all([A, B], wait_s=0.3):
+        pass
+    assert admin.holder(A) is None  # it gave back A, which it had taken, when B never came
+    ingest.release(kept)
+
+
+def _in_process_worker(tmp_path: Path, url: str):
+    """The worker's task functions in this process, on an embedded store and ``url``."""
+    from teamlore.workers import tasks
+
+    for cached in (tasks._lore, tasks._channel_locks, tasks._channel_order, tasks._dead_letters):
+        cached.cache_clear()
+    tasks.prepare_worker(Settings(data_dir=tmp_path, redis_url=url, wiki_window_s=0, _env_file=None))
+    return tasks
+
+
+def test_a_reindex_holds_its_channel_and_waits_while_a_batch_holds_it(tmp_path, broker, monkeypatch) -> None:
+    from teamlore.capabilities import reindex as reindexing
+    from teamlore.workers.pipeline import ingest
+
+    tasks = _in_process_worker(tmp_path, broker.url)
+    rival = locks_on(broker)
+    seen: list[int | None] = []
+    original = reindexing.reindex_channel
+
+    def watched(*args, **kwargs):
+        seen.append(rival.holder(A))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(reindexing, "reindex_channel", watched)
+    monkeypatch.setattr(tasks, "ADMIN_WAIT_S", 0.3)
+    try:
+        lore = tasks._lore()
+        ingest([event("The build server runs Debian.", workspace="T1", message_id="m1")], lore.pipeline)
+        held = rival.take([A])  # a batch of C1 is being applied
+        with pytest.raises(ChannelsBusy):
+            tasks.reindex("T1", "C1")
+        assert seen == []  # it never started
+        rival.release(held)
+        assert tasks.reindex("T1", "C1") == 1  # control: the channel free, it runs
+        assert seen and seen[0] is not None  # holding C1 all along
+        assert rival.holder(A) is None  # and lets go after
+    finally:
+        tasks._lore().close()
+        tasks._lore.cache_clear()
+
+
+def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, broker, monkeypatch) -> None:
+    from teamlore.workers.pipeline import ingest
+
+    tasks = _in_process_worker(tmp_path, broker.url)
+    rival = locks_on(broker)
+    monkeypatch.setattr(tasks, "ADMIN_WAIT_S", 0.3)
+    try:
+        lore = tasks._lore()
+        said = [
+            event("The build server runs Debian.", workspace="T1", message_id="m1", author_id="U9"),
+            event("The lease ends in June.", workspace="T1", channel="C2", message_id="m2", author_id="U9"),
+        ]
+        ingest(said, lore.pipeline)
+        held = rival.take([B])  # a batch of C2, where the person also wrote, is being applied
+        with pytest.raises(ChannelsBusy):
+            tasks.erase_person("T1", "U9", "admin")
+        stored = lore.stores.messages.get_message
+        assert stored("T1", "C1", "m1").deleted_at is None  # nothing erased
+        assert rival.holder(A) is None  # and C1, taken first, was given back
+        rival.release(held)
+        assert tasks.erase_person("T1", "U9", "admin") == 2  # control: free, it erases
+        assert stored("T1", "C1", "m1").deleted_at is not None
+    finally:
+        tasks._lore().close()
+        tasks._lore.cache_clear()

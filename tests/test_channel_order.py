@@ -115,7 +115,7 @@ def test_a_worker_applies_a_channels_later_batch_only_after_the_earlier_one(tmp_
         "TEAMLORE_REDIS_URL": own.url,
         "TEAMLORE_DATA_DIR": str(data_dir),
         "TEAMLORE_WIKI_WINDOW_S": "0",
-        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # tried again every 2 s; the gap is 16 s
+        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # tried again every 2 s; the gap is 60 s
     }
     order = ChannelOrder.from_url(own.url)
     app = make_celery(Settings(redis_url=own.url, data_dir=data_dir, _env_file=None))

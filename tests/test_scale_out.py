@@ -100,6 +100,17 @@ def _knowledge(lore: Teamlore, raw: MongoClient) -> tuple[set[tuple], dict[str, 
 
 
 @pytest.fixture(scope="module")
+def nx_server(tmp_path_factory):
+    """This module's own nx-27017, its transactions one at a time (tests/nx_serial.py): three
+    workers commit at once, and plain nx-27017 nests their transactions in one another."""
+    from .mongo_server import OwnMongo
+
+    server = OwnMongo(tmp_path_factory.mktemp("nx-serial"), serial=True).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 def raw(nx_server):
     client: MongoClient = MongoClient(nx_server, serverSelectionTimeoutMS=5000)
     yield client
@@ -166,7 +177,7 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
         **os.environ,
         **{f"TEAMLORE_{k.upper()}": str(v) for k, v in stack.items()},
         "TEAMLORE_REDIS_URL": broker.url,
-        # A killed worker's batch comes back after 8 s; a batch waits 16 s at most for the one
+        # A killed worker's batch comes back after 8 s; a batch waits 60 s at most for the one
         # before it (ETA tasks wait in a busy worker's memory meanwhile); held channels retry every 2 s.
         "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",
         "TEAMLORE_CELERY_RESTORE_EVERY_S": "1",

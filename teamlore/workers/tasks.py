@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +24,7 @@ from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.redis.channel_lock import Channel, ChannelLocks, fence_key
+from teamlore.stores.redis.channel_lock import Channel, ChannelLocks, ChannelsBusy, fence_key
 from teamlore.stores.redis.channel_order import ChannelOrder, Order, from_wire, to_wire
 from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.workers.dead_letter import DeadLetters, batch_key
@@ -74,6 +76,24 @@ def _write_ahead(lore: Teamlore) -> UndoLog | None:
     return log
 
 
+@contextmanager
+def _guarded(
+    lore: Teamlore, held: dict[Channel, int], undo_log: UndoLog | None, log_ahead: bool = True
+) -> Iterator[None]:
+    """The writes of a worker holding ``held``: each commit checks the tokens, so a lease that ran
+    out meanwhile writes nothing (``LeaseLost``); in the server stack, what earlier holders left
+    uncommitted in Weaviate is undone first, and (``log_ahead``) Weaviate's writes log their undos
+    ahead, for the next holder should this process die."""
+    fences = lore.stores.fenced({fence_key(channel): token for channel, token in held.items()})
+    if undo_log is None:
+        with fences:
+            yield
+        return
+    _recover(lore, undo_log, held)
+    with fences, undo_log.holding(held if log_ahead else {}):
+        yield
+
+
 def _recover(lore: Teamlore, undo_log: UndoLog, held: dict[Channel, int]) -> None:
     """Undo what holders before us left in Weaviate and never committed (they died between their
     writes and their commit: ``stores.redis.undo_log``), newest holder first, before we write."""
@@ -102,8 +122,10 @@ def _channel_locks() -> ChannelLocks:
 
 @cache
 def _channel_order() -> ChannelOrder:
-    # Longer than a lost worker can hold a batch back (the visibility timeout and the sweep).
-    return ChannelOrder.from_url(_settings().redis_url, 2 * _settings().celery_visibility_timeout_s)
+    # Longer than a lost worker can hold a batch back (the visibility timeout and the sweep), and
+    # never under a minute: a batch re-queued behind a busy channel can take a while to come round.
+    gap_s = max(60.0, 2 * _settings().celery_visibility_timeout_s)
+    return ChannelOrder.from_url(_settings().redis_url, gap_s)
 
 
 def _delivery_key(events: list[RawEvent], order: Order) -> str:
@@ -238,23 +260,15 @@ def _ingest(
     parsed = _parse(events, lore, letters)
     # One worker at a time per channel, each channel's batches in the order they were queued: the
     # channels another worker holds, or whose earlier batch is not applied yet, wait on the queue.
-    undo_log = _write_ahead(lore)
     channels = [(e.workspace, e.channel) for e in parsed] + list(order)
+    undo_log = _write_ahead(lore)
     with _channel_locks().holding(channels) as held:
         ready = set(_channel_order().ready(order, held))
         busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in ready]
         waiting = {channel: n for channel, n in order.items() if channel not in ready}
         mine = [e for e in parsed if (e.workspace, e.channel) in ready]
-        # The commit checks the tokens: a lease that ran out meanwhile writes nothing (LeaseLost);
-        # Weaviate's writes log their undos ahead, for the next holder should this process die.
-        fences = lore.stores.fenced({fence_key(channel): token for channel, token in held.items()})
-        if undo_log is None:
-            with fences:
-                results = ingest(mine, lore.pipeline)
-        else:
-            _recover(lore, undo_log, held)
-            with fences, undo_log.holding(held):
-                results = ingest(mine, lore.pipeline)
+        with _guarded(lore, held, undo_log):
+            results = ingest(mine, lore.pipeline)
         take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
         _channel_order().done({channel: n for channel, n in order.items() if channel in ready})
     orphans = [r.event.model_dump(mode="json") for r in results if r.outcome is Outcome.ORPHAN]
@@ -283,11 +297,42 @@ def flush_pages() -> int:
     return report.pages_rewritten
 
 
-@shared_task(name="teamlore.erase_person")
+# An admin job waits this long for the channels it works on; then it is tried again later.
+ADMIN_WAIT_S = 60.0
+
+
+@contextmanager
+def _admin_holding(lore: Teamlore, channels: list[Channel], log_ahead: bool = True) -> Iterator[None]:
+    """An admin job's channels, every one of them, held as an ingest batch holds its own (so no
+    batch of those channels runs meanwhile) and fenced the same way."""
+    undo_log = _write_ahead(lore)
+    with (
+        _channel_locks().holding_all(channels, ADMIN_WAIT_S) as held,
+        _guarded(lore, held, undo_log, log_ahead),
+    ):
+        yield
+
+
+# A job that waited too long for its channels is tried again a minute later, as often as it takes.
+_ADMIN_RETRY: dict[str, Any] = {
+    "autoretry_for": (ChannelsBusy, StoreUnreachable),
+    "retry_backoff": 60,
+    "retry_backoff_max": 300,
+    "retry_jitter": False,
+    "max_retries": None,
+}
+
+
+@shared_task(name="teamlore.erase_person", **_ADMIN_RETRY)
 def erase_person(workspace: str, author_id: str, actor: str) -> int:
-    """Erase what one person said (admin); returns how many of their messages were erased."""
+    """Erase what one person said (admin); returns how many of their messages were erased. Holds
+    every channel of the workspace meanwhile: their words may be anywhere in it."""
     lore = _lore()
-    report = lore.erase_author(workspace, author_id, actor)
+    channels = [(workspace, c.channel) for c in lore.stores.messages.channels(workspace)]
+    # Its Weaviate writes log no undo: an undo would hold the erased words, and put them back
+    # should this process die; a second run finishes what the first began instead.
+    with _admin_holding(lore, channels, log_ahead=False):
+        report = lore.erase_author(workspace, author_id, actor)
     return report.messages
 
 
@@ -299,9 +344,11 @@ def rewrite_page(page_id: str) -> bool:
     return _lore().wiki.rewrite(page_id, None, FlushReport()) is not None
 
 
-@shared_task(name="teamlore.reindex_channel")
+@shared_task(name="teamlore.reindex_channel", **_ADMIN_RETRY)
 def reindex(workspace: str, channel: str) -> int:
-    """Re-extract a channel from its stored raw messages."""
+    """Re-extract a channel from its stored raw messages, holding the channel meanwhile."""
     from teamlore.capabilities.reindex import reindex_channel
 
-    return reindex_channel(workspace, channel, _lore().pipeline).messages
+    lore = _lore()
+    with _admin_holding(lore, [(workspace, channel)]):
+        return reindex_channel(workspace, channel, lore.pipeline).messages

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -53,6 +54,10 @@ def fence_key(channel: Channel) -> str:
     return _key("fence", channel)
 
 
+class ChannelsBusy(Exception):
+    """Another worker kept a channel for longer than an admin job waits (it is tried again later)."""
+
+
 class ChannelLocks:
     def __init__(self, client: redis.Redis, lease_ms: int) -> None:
         self._r, self.lease_ms = client, max(1, lease_ms)
@@ -75,7 +80,33 @@ class ChannelLocks:
     @contextmanager
     def holding(self, channels: Iterable[Channel]) -> Iterator[dict[Channel, int]]:
         """``take``, renew every third of the lease while the body runs, then ``release``."""
-        taken = self.take(channels)
+        with self._kept(self.take(channels)) as taken:
+            yield taken
+
+    @contextmanager
+    def holding_all(self, channels: Iterable[Channel], wait_s: float) -> Iterator[dict[Channel, int]]:
+        """Every one of ``channels`` or none: an admin job (re-index, erasure) waits up to
+        ``wait_s`` for each, taking them in one order, so two such jobs cannot each hold what the
+        other waits for (ingest never waits: it hands a held channel back to the queue). Raises
+        ``ChannelsBusy``, holding nothing, when the wait runs out."""
+        taken: dict[Channel, int] = {}
+        deadline = time.monotonic() + wait_s
+        try:
+            for channel in sorted(set(channels)):
+                while not (got := self.take([channel])):
+                    if time.monotonic() > deadline:
+                        raise ChannelsBusy(f"a channel stayed held by another worker for {wait_s:g} s")
+                    time.sleep(min(0.2, self.lease_ms / 4000))
+                taken |= got
+        except BaseException:
+            self.release(taken)
+            raise
+        with self._kept(taken):
+            yield taken
+
+    @contextmanager
+    def _kept(self, taken: dict[Channel, int]) -> Iterator[dict[Channel, int]]:
+        """Renew every third of the lease while the body runs, then ``release``."""
         done = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(taken, done), daemon=True)
         renewer.start()
@@ -108,4 +139,4 @@ class ChannelLocks:
         self._r.close()
 
 
-__all__ = ["Channel", "ChannelLocks", "channel_name", "fence_key"]
+__all__ = ["Channel", "ChannelLocks", "ChannelsBusy", "channel_name", "fence_key"]

@@ -13,9 +13,9 @@ event ledger makes a re-delivery change nothing, and nothing is ever dropped for
 A batch that never comes (its producer died between numbering and queueing it) would stop its
 channel for good; so a channel that has waited ``gap_s`` for the batch after its record goes on
 without it (``turn`` says so, and logs it), and that batch, should it still come, is applied late.
-The worker sets ``gap_s`` to twice the visibility timeout: longer than a lost worker can hold a
-batch back. Every step runs while the caller holds the channel's lock, and the record only grows
-(a Lua step), so a stale holder cannot move it back.
+The worker sets ``gap_s`` to twice the visibility timeout, a minute at least: longer than a lost
+worker can hold a batch back. Every step runs while the caller holds the channel's lock, and the
+record only grows (a Lua step), so a stale holder cannot move it back.
 """
 
 from __future__ import annotations
