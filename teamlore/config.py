@@ -74,6 +74,12 @@ class Settings(BaseSettings):
         description="How long a worker's hold on a channel lasts unless renewed (it renews it every third"
         " of this while it works): the longest a killed worker keeps that channel's events waiting.",
     )
+    admin_wait_s: float = Field(
+        60.0,
+        ge=0,
+        description="How long a re-index or an erasure in the server stack waits for the channels it needs"
+        " while workers hold them, before it gives up (a queued job is tried again later).",
+    )
     flush_every_s: float = Field(5.0, gt=0, description="How often beat asks for due pages to be rewritten.")
     producer_retry_s: float = Field(
         10.0, ge=0, description="How long enqueue retries an unreachable Redis before spooling to disk."

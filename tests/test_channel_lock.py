@@ -122,7 +122,8 @@ def _in_process_worker(tmp_path: Path, url: str):
 
     for cached in (tasks._lore, tasks._channel_locks, tasks._channel_order, tasks._dead_letters):
         cached.cache_clear()
-    tasks.prepare_worker(Settings(data_dir=tmp_path, redis_url=url, wiki_window_s=0, _env_file=None))
+    settings = Settings(data_dir=tmp_path, redis_url=url, wiki_window_s=0, admin_wait_s=0.3, _env_file=None)
+    tasks.prepare_worker(settings)
     return tasks
 
 
@@ -140,7 +141,6 @@ def test_a_reindex_holds_its_channel_and_waits_while_a_batch_holds_it(tmp_path, 
         return original(*args, **kwargs)
 
     monkeypatch.setattr(reindexing, "reindex_channel", watched)
-    monkeypatch.setattr(tasks, "ADMIN_WAIT_S", 0.3)
     try:
         lore = tasks._lore()
         ingest([event("The build server runs Debian.", workspace="T1", message_id="m1")], lore.pipeline)
@@ -162,7 +162,6 @@ def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, broker, monke
 
     tasks = _in_process_worker(tmp_path, broker.url)
     rival = locks_on(broker)
-    monkeypatch.setattr(tasks, "ADMIN_WAIT_S", 0.3)
     try:
         lore = tasks._lore()
         said = [
@@ -182,3 +181,37 @@ def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, broker, monke
     finally:
         tasks._lore().close()
         tasks._lore.cache_clear()
+
+
+def test_the_command_line_reindex_and_erase_wait_for_a_held_channel_too(tmp_path, broker, capsys) -> None:
+    from teamlore.app import Teamlore
+    from teamlore.cli import main
+
+    data_dir = tmp_path / "cli"
+    settings = Settings(data_dir=data_dir, redis_url=broker.url, admin_wait_s=0.3, _env_file=None)
+    lore = Teamlore(settings)
+    lore.ingest([event("The build server runs Debian.", workspace="T1", message_id="m1", author_id="U9")])
+    lore.close()
+    rival = locks_on(broker)
+    held = rival.take([A])  # a worker is applying a batch of C1
+
+    def run(*args: str) -> tuple[int, str]:
+        with pytest.raises(SystemExit) as done:
+            main([*args, "--data-dir", str(data_dir)])
+        captured = capsys.readouterr()
+        return int(done.value.code or 0), captured.out + captured.err
+
+    environ = {"TEAMLORE_REDIS_URL": broker.url, "TEAMLORE_ADMIN_WAIT_S": "0.3"}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        code, said = run("reindex", "-w", "T1", "-c", "C1", "--json")
+        assert code == 1 and "C1 stayed held by a worker" in said and "Traceback" not in said
+        code, said = run("erase", "-w", "T1", "--author", "U9", "--by", "admin")
+        assert code == 1 and "C1 stayed held by a worker" in said
+        rival.release(held)  # control: the channel free, both run
+        code, said = run("reindex", "-w", "T1", "-c", "C1", "--json")
+        assert code == 0, said
+        code, said = run("erase", "-w", "T1", "--author", "U9", "--by", "admin")
+        assert code == 0, said
+    assert rival.holder(A) is None

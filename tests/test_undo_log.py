@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from teamlore.capabilities import holding
 from teamlore.domain import Scope
 from teamlore.stores.redis.channel_lock import fence_key
 from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.stores.weaviate import journal as weaviate_journal
-from teamlore.workers import tasks
 from teamlore.workers.pipeline import Outcome
 
 from .conftest import WS, event
@@ -56,7 +56,7 @@ def test_the_next_holder_undoes_what_a_dead_worker_left_and_the_redelivery_is_cl
     assert lore.stores.messages.get_message(WS, "C1", said.message_id) is None
     assert log.leftovers((WS, "C1"), 3)  # and its undos wait in Redis
 
-    tasks._recover(lore, log, {(WS, "C1"): 3})  # the next holder, before it writes
+    holding._recover(lore, log, {(WS, "C1"): 3})  # the next holder, before it writes
     assert lore.stores.facts.current_citing(WS, "C1", said.message_id) == []
     assert lore.stores.facts.current_citing(WS, "C1", kept.message_id)  # committed work stays
     assert log.leftovers((WS, "C1"), 4) == {}
@@ -95,6 +95,6 @@ def test_a_holder_whose_token_committed_leaves_its_writes_alone(make_lore, broke
         finally:
             log._local.tokens = {}
     assert log.leftovers((WS, "C1"), 6)
-    tasks._recover(lore, log, {(WS, "C1"): 6})
+    holding._recover(lore, log, {(WS, "C1"): 6})
     assert lore.stores.facts.current_citing(WS, "C1", said.message_id)  # kept
     assert log.leftovers((WS, "C1"), 7) == {}

@@ -146,8 +146,12 @@ def erase(
     as_json: JsonFlag = False,
 ) -> int:
     """Erase a person's message text and the facts only they support, everywhere."""
+    from teamlore.capabilities.holding import admin_holding, erasure_channels
+
     lore = open_lore(data_dir)
-    report = lore.erase_author(workspace or "", author, by)
+    # With Redis, no worker ingests the workspace's channels meanwhile (and no undo holds the words).
+    with admin_holding(lore, erasure_channels(lore, workspace or ""), log_ahead=False):
+        report = lore.erase_author(workspace or "", author, by)
     lore.wiki.flush(everything=True)
     if as_json:
         emit_json(views.erasure_json(report))

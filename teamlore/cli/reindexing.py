@@ -61,6 +61,7 @@ def reindex(
 def _reindex_channel(
     lore: Teamlore, bar: Progress, workspace: str, channel: str, restart: bool
 ) -> dict[str, int]:
+    from teamlore.capabilities.holding import admin_holding
     from teamlore.capabilities.reindex import reindex_channel
 
     checkpoints = lore.stores.checkpoints
@@ -80,6 +81,7 @@ def _reindex_channel(
         checkpoints.put(SOURCE, workspace, channel, Checkpoint(last, False, read), utc_now())
 
     after = resume.cursor if resume is not None else ""
-    report = reindex_channel(workspace, channel, lore.pipeline, advance, after, mark)
+    with admin_holding(lore, [(workspace, channel)]):  # with Redis, no worker ingests it meanwhile
+        report = reindex_channel(workspace, channel, lore.pipeline, advance, after, mark)
     checkpoints.put(SOURCE, workspace, channel, Checkpoint("", True, read), utc_now())
     return {"messages": report.messages, "created": report.created, "retracted": report.retracted}

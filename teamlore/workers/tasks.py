@@ -10,29 +10,27 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 from celery.exceptions import Reject
 from celery.signals import worker_process_init, worker_process_shutdown
 
 from teamlore.app import Teamlore
+from teamlore.capabilities.holding import admin_holding, erasure_channels, guarded, write_ahead
 from teamlore.config import Settings
 from teamlore.domain import MessageEvent, parse_event
 from teamlore.errors import InvalidInput, StoreUnreachable
 from teamlore.stores.embedded import EmbeddedStores
-from teamlore.stores.redis.channel_lock import Channel, ChannelLocks, ChannelsBusy, fence_key
+from teamlore.stores.redis.channel_lock import ChannelLocks, ChannelsBusy
 from teamlore.stores.redis.channel_order import ChannelOrder, Order, from_wire, to_wire
-from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.workers.dead_letter import DeadLetters, batch_key
 from teamlore.workers.pipeline import Outcome, ingest, record_orphan
 from teamlore.workers.shared_files import take_files
 
 if TYPE_CHECKING:
-    from teamlore.stores.with_mongo import MongoStores
+    pass
 
 log = logging.getLogger(__name__)
 RawEvent = dict[str, Any]  # a normalized event as JSON, as it travels on the queue
@@ -58,56 +56,6 @@ def _settings() -> Settings:
 @cache
 def _lore() -> Teamlore:
     return Teamlore(_settings())
-
-
-@cache
-def _undo_log() -> UndoLog:
-    return UndoLog.from_url(_settings().redis_url)
-
-
-def _write_ahead(lore: Teamlore) -> UndoLog | None:
-    """The server stack's write-ahead undo log, given to its Weaviate stores once (None without
-    MongoDB: no fence says which holder committed)."""
-    remote = lore.stores.remote_facts
-    if not lore.settings.mongo_url or remote is None:
-        return None
-    log = _undo_log()
-    remote.write_ahead(log)
-    return log
-
-
-@contextmanager
-def _guarded(
-    lore: Teamlore, held: dict[Channel, int], undo_log: UndoLog | None, log_ahead: bool = True
-) -> Iterator[None]:
-    """The writes of a worker holding ``held``: each commit checks the tokens, so a lease that ran
-    out meanwhile writes nothing (``LeaseLost``); in the server stack, what earlier holders left
-    uncommitted in Weaviate is undone first, and (``log_ahead``) Weaviate's writes log their undos
-    ahead, for the next holder should this process die."""
-    fences = lore.stores.fenced({fence_key(channel): token for channel, token in held.items()})
-    if undo_log is None:
-        with fences:
-            yield
-        return
-    _recover(lore, undo_log, held)
-    with fences, undo_log.holding(held if log_ahead else {}):
-        yield
-
-
-def _recover(lore: Teamlore, undo_log: UndoLog, held: dict[Channel, int]) -> None:
-    """Undo what holders before us left in Weaviate and never committed (they died between their
-    writes and their commit: ``stores.redis.undo_log``), newest holder first, before we write."""
-    stores = cast("MongoStores", lore.stores)
-    remote = stores.remote_facts
-    assert remote is not None
-    for channel, token in held.items():
-        committed = stores.committed_fence(fence_key(channel))
-        for old, entries in sorted(undo_log.leftovers(channel, token).items(), reverse=True):
-            if old > committed:
-                for _what, step in reversed(entries):
-                    remote.undo(step)
-                log.warning("undid %d write(s) a dead worker left (token %d)", len(entries), old)
-            undo_log.forget({channel: old})
 
 
 @cache
@@ -261,13 +209,13 @@ def _ingest(
     # One worker at a time per channel, each channel's batches in the order they were queued: the
     # channels another worker holds, or whose earlier batch is not applied yet, wait on the queue.
     channels = [(e.workspace, e.channel) for e in parsed] + list(order)
-    undo_log = _write_ahead(lore)
+    undo_log = write_ahead(lore)
     with _channel_locks().holding(channels) as held:
         ready = set(_channel_order().ready(order, held))
         busy = [e.model_dump(mode="json") for e in parsed if (e.workspace, e.channel) not in ready]
         waiting = {channel: n for channel, n in order.items() if channel not in ready}
         mine = [e for e in parsed if (e.workspace, e.channel) in ready]
-        with _guarded(lore, held, undo_log):
+        with guarded(lore, held, undo_log):
             results = ingest(mine, lore.pipeline)
         take_files(mine, results, lore.files)  # after the batch committed; failures are recorded on the file
         _channel_order().done({channel: n for channel, n in order.items() if channel in ready})
@@ -297,22 +245,6 @@ def flush_pages() -> int:
     return report.pages_rewritten
 
 
-# An admin job waits this long for the channels it works on; then it is tried again later.
-ADMIN_WAIT_S = 60.0
-
-
-@contextmanager
-def _admin_holding(lore: Teamlore, channels: list[Channel], log_ahead: bool = True) -> Iterator[None]:
-    """An admin job's channels, every one of them, held as an ingest batch holds its own (so no
-    batch of those channels runs meanwhile) and fenced the same way."""
-    undo_log = _write_ahead(lore)
-    with (
-        _channel_locks().holding_all(channels, ADMIN_WAIT_S) as held,
-        _guarded(lore, held, undo_log, log_ahead),
-    ):
-        yield
-
-
 # A job that waited too long for its channels is tried again a minute later, as often as it takes.
 _ADMIN_RETRY: dict[str, Any] = {
     "autoretry_for": (ChannelsBusy, StoreUnreachable),
@@ -328,10 +260,9 @@ def erase_person(workspace: str, author_id: str, actor: str) -> int:
     """Erase what one person said (admin); returns how many of their messages were erased. Holds
     every channel of the workspace meanwhile: their words may be anywhere in it."""
     lore = _lore()
-    channels = [(workspace, c.channel) for c in lore.stores.messages.channels(workspace)]
     # Its Weaviate writes log no undo: an undo would hold the erased words, and put them back
     # should this process die; a second run finishes what the first began instead.
-    with _admin_holding(lore, channels, log_ahead=False):
+    with admin_holding(lore, erasure_channels(lore, workspace), log_ahead=False):
         report = lore.erase_author(workspace, author_id, actor)
     return report.messages
 
@@ -350,5 +281,5 @@ def reindex(workspace: str, channel: str) -> int:
     from teamlore.capabilities.reindex import reindex_channel
 
     lore = _lore()
-    with _admin_holding(lore, [(workspace, channel)]):
+    with admin_holding(lore, [(workspace, channel)]):
         return reindex_channel(workspace, channel, lore.pipeline).messages

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 
 import redis
 
+from teamlore.errors import BackendUnavailable
+
 log = logging.getLogger(__name__)
 
 _RELEASE = """
@@ -54,7 +56,7 @@ def fence_key(channel: Channel) -> str:
     return _key("fence", channel)
 
 
-class ChannelsBusy(Exception):
+class ChannelsBusy(BackendUnavailable):
     """Another worker kept a channel for longer than an admin job waits (it is tried again later)."""
 
 
@@ -95,7 +97,9 @@ class ChannelLocks:
             for channel in sorted(set(channels)):
                 while not (got := self.take([channel])):
                     if time.monotonic() > deadline:
-                        raise ChannelsBusy(f"a channel stayed held by another worker for {wait_s:g} s")
+                        raise ChannelsBusy(
+                            f"channel {channel[1]} stayed held by a worker for {wait_s:g} s: try again later"
+                        )
                     time.sleep(min(0.2, self.lease_ms / 4000))
                 taken |= got
         except BaseException:
