@@ -11,6 +11,7 @@
     +-- BackendUnavailable        a store, index or embedder failed; what failed is in the message
     |   +-- EmbedderUnavailable   the embedder could not embed (the keyword path still works)
     |   +-- StoreUnreachable      a server store did not answer at all: retry the whole batch later
+    |   |   +-- LeaseLost         a channel's lock passed to another worker mid-batch: nothing more written
     |   +-- ModelUnavailable      the language model endpoint failed after its retries
     +-- ModelOutputInvalid        a model answered, but not in the form asked (never stored)
     +-- NotFound                  an id that names nothing in the given scope
@@ -69,6 +70,11 @@ class EmbedderUnavailable(BackendUnavailable):
 
 class StoreUnreachable(BackendUnavailable):
     """A server store did not answer: no event is at fault, so none is recorded as failed."""
+
+
+class LeaseLost(StoreUnreachable):
+    """A channel's lock passed to another worker before this unit committed: what was not yet
+    written is not written, and the events are to be tried again (they are no fault of their own)."""
 
 
 class ModelUnavailable(BackendUnavailable):

@@ -8,7 +8,8 @@ import pytest
 
 from teamlore.capabilities import holding
 from teamlore.domain import Scope
-from teamlore.stores.redis.channel_lock import fence_key
+from teamlore.errors import LeaseLost
+from teamlore.stores.redis.channel_lock import fence_key, lock_key
 from teamlore.stores.redis.undo_log import UndoLog
 from teamlore.stores.weaviate import journal as weaviate_journal
 from teamlore.workers.pipeline import Outcome
@@ -22,6 +23,11 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+def _holds(broker, token: int) -> None:
+    """The channel's lock holds ``token`` (as ``ChannelLocks.take`` leaves it)."""
+    broker.set(lock_key((WS, "C1")), str(token))
+
+
 def _dies_before_its_commit(lore, monkeypatch, log: UndoLog, token: int, said) -> None:
     """Apply ``said`` holding the channel under ``token`` and die just before the MongoDB commit:
     no undo runs in the process (as when it is killed)."""
@@ -30,6 +36,7 @@ def _dies_before_its_commit(lore, monkeypatch, log: UndoLog, token: int, said) -
     async def killed(db, ops, fences):
         raise SystemError("killed before the commit")
 
+    log._r.set(lock_key((WS, "C1")), str(token))
     with monkeypatch.context() as patch:
         patch.setattr(mongo_journal, "_commit", killed)
         patch.setattr(weaviate_journal, "run_undos", lambda undos: None)  # a dead process runs none
@@ -47,6 +54,7 @@ def test_the_next_holder_undoes_what_a_dead_worker_left_and_the_redelivery_is_cl
     lore, log = make_lore("dead"), UndoLog(broker)
     lore.stores.remote_facts.write_ahead(log)
     kept = event("The billing cron runs at 02:00 UTC.", message_id="m0")
+    _holds(broker, 1)
     with lore.stores.fenced({fence_key((WS, "C1")): 1}), log.holding({(WS, "C1"): 1}):
         assert put(lore, kept)[0].outcome is Outcome.STORED  # committed under token 1
     said = event("The staging database is PostgreSQL 16.", message_id="m1")
@@ -60,6 +68,7 @@ def test_the_next_holder_undoes_what_a_dead_worker_left_and_the_redelivery_is_cl
     assert lore.stores.facts.current_citing(WS, "C1", said.message_id) == []
     assert lore.stores.facts.current_citing(WS, "C1", kept.message_id)  # committed work stays
     assert log.leftovers((WS, "C1"), 4) == {}
+    _holds(broker, 3)
     with lore.stores.fenced({fence_key((WS, "C1")): 3}), log.holding({(WS, "C1"): 3}):
         result = put(lore, said)[0]
     assert result.outcome is Outcome.STORED and len(result.created) == 1
@@ -88,6 +97,7 @@ def test_a_holder_whose_token_committed_leaves_its_writes_alone(make_lore, broke
     lore, log = make_lore("committed"), UndoLog(broker)
     lore.stores.remote_facts.write_ahead(log)
     said = event("The staging database is PostgreSQL 16.", message_id="m1")
+    _holds(broker, 5)
     with lore.stores.fenced({fence_key((WS, "C1")): 5}):
         log._local.tokens = {(WS, "C1"): 5}  # logging as ``holding`` does, then never dropped
         try:
@@ -98,3 +108,24 @@ def test_a_holder_whose_token_committed_leaves_its_writes_alone(make_lore, broke
     holding._recover(lore, log, {(WS, "C1"): 6})
     assert lore.stores.facts.current_citing(WS, "C1", said.message_id)  # kept
     assert log.leftovers((WS, "C1"), 7) == {}
+
+
+def test_a_holder_whose_lock_passed_to_another_worker_writes_nothing_more_to_weaviate(make_lore, broker):
+    """A worker paused past its lease wakes up after another worker took the channel: its next
+    Weaviate write is refused before it is made (its undo could not be logged under its token),
+    and the batch is tried again; the control holds the lock and writes."""
+    lore, log = make_lore("paused"), UndoLog(broker)
+    lore.stores.remote_facts.write_ahead(log)
+    said = event("The staging database is PostgreSQL 16.", message_id="m1")
+    _holds(broker, 8)  # the newer holder
+    with (
+        pytest.raises(LeaseLost),
+        lore.stores.fenced({fence_key((WS, "C1")): 7}),
+        log.holding({(WS, "C1"): 7}),
+    ):
+        put(lore, said)
+    assert lore.stores.facts.current_citing(WS, "C1", said.message_id) == []
+    assert log.leftovers((WS, "C1"), 9) == {}  # nothing logged under the stale token either
+    with lore.stores.fenced({fence_key((WS, "C1")): 8}), log.holding({(WS, "C1"): 8}):
+        assert put(lore, said)[0].outcome is Outcome.STORED  # the holder's own write goes
+    assert lore.stores.facts.current_citing(WS, "C1", said.message_id)

@@ -43,18 +43,13 @@ from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from teamlore.errors import StoreUnreachable
+from teamlore.errors import LeaseLost
 from teamlore.stores.mongo.codec import Op
 from teamlore.stores.mongo.runtime import Db, Document, MongoRuntime
 
 MISSING: Any = object()
 DUPLICATE_KEY = 11000
 FENCES = "channel_fences"
-
-
-class LeaseLost(StoreUnreachable):
-    """A channel's lock passed to another worker before this unit committed: nothing was
-    written, and the events are to be tried again (they are no fault of their own)."""
 
 
 @dataclass(slots=True)

@@ -51,6 +51,11 @@ def _key(kind: str, channel: Channel) -> str:
     return f"{_PREFIX}{kind}:{channel_name(channel)}"
 
 
+def lock_key(channel: Channel) -> str:
+    """The key that holds the channel's lock (its holder's token) while it is held."""
+    return _key("lock", channel)
+
+
 def fence_key(channel: Channel) -> str:
     """The channel's name in a store that records its fence (``stores.mongo.journal``)."""
     return _key("fence", channel)
@@ -143,4 +148,4 @@ class ChannelLocks:
         self._r.close()
 
 
-__all__ = ["Channel", "ChannelLocks", "ChannelsBusy", "channel_name", "fence_key"]
+__all__ = ["Channel", "ChannelLocks", "ChannelsBusy", "channel_name", "fence_key", "lock_key"]

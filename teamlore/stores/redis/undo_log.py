@@ -11,6 +11,12 @@ had committed (the channel's fence in MongoDB has reached it), applies them newe
 writing anything itself. Applying an undo twice changes nothing (delete what is gone, set a value
 again, write an object again whole).
 
+An entry is appended only while the channel's lock still holds the writer's token (one Lua step);
+otherwise ``append`` raises ``LeaseLost`` and the write it precedes is not made. So a worker that
+was paused past its lease (and whose channel another worker may have recovered and written since)
+stops at its next write instead of writing over the newer holder's work; what it wrote before its
+lease ran out is in its list, which the newer holder undid before writing.
+
 Keys: ``teamlore:channel:undo:<channel hash>:<token>`` (a list of JSON entries) and
 ``teamlore:channel:undos:<channel hash>`` (the set of tokens with a list).
 """
@@ -26,9 +32,17 @@ from typing import Any
 
 import redis
 
-from teamlore.stores.redis.channel_lock import Channel, channel_name
+from teamlore.errors import LeaseLost
+from teamlore.stores.redis.channel_lock import Channel, channel_name, lock_key
 
 _PREFIX = "teamlore:channel:"
+# Append an undo only while the lock holds the writer's token.
+_APPEND = """
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+"""
 Step = dict[str, Any]
 
 
@@ -58,6 +72,7 @@ class UndoLog:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._local = threading.local()
+        self._append = client.register_script(_APPEND)
 
     @classmethod
     def from_url(cls, url: str) -> UndoLog:
@@ -88,10 +103,9 @@ class UndoLog:
         if token is None:
             return
         entry = json.dumps({"what": what, "step": _encode(step)})
-        pipe = self._r.pipeline()
-        pipe.sadd(self._tokens(channel), token)
-        pipe.rpush(self._list(channel, token), entry)
-        pipe.execute()
+        keys = [self._tokens(channel), self._list(channel, token), lock_key(channel)]
+        if not self._append(keys=keys, args=[str(token), entry]):
+            raise LeaseLost(f"the hold on a channel (token {token}) passed to another worker: write not made")
 
     def leftovers(self, channel: Channel, before: int) -> dict[int, list[tuple[str, Step]]]:
         """The logs older holders (tokens below ``before``) left for ``channel``, each in write

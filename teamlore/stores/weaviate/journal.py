@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from teamlore.errors import LeaseLost
+
 log = logging.getLogger(__name__)
 
 Undo = Callable[[], None]
@@ -79,6 +81,13 @@ class UndoJournal:
         stack.append([])
         try:
             yield
+        except LeaseLost:
+            # The channel passed to another worker, which undoes these writes from the log ahead
+            # before it writes; undoing them here, later, could undo what it wrote since.
+            undos = stack.pop()
+            if self.ahead is None:
+                run_undos(undos)
+            raise
         except BaseException:
             run_undos(stack.pop())
             raise
