@@ -145,6 +145,17 @@ def broker() -> Iterator[Any]:
 
 
 @pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[Any]:
+    """A redis-server of the test's own (no AOF) on a free port in the test's folder, for tests
+    that stop it or must not share the machine's (tests/redis_server.py)."""
+    from .redis_server import OwnRedis
+
+    server = OwnRedis(tmp_path / "own-redis", aof=False).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,19 +23,12 @@ from .test_hostile_input import _line, _stored, _Worker
 A, B = ("T1", "C1"), ("T1", "C2")
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[OwnRedis]:
-    server = OwnRedis(tmp_path / "redis", aof=False).start()
-    yield server
-    server.stop()
+def locks_on(own_redis: OwnRedis, lease_s: float = 60.0) -> ChannelLocks:
+    return ChannelLocks(redis.Redis.from_url(own_redis.url), int(lease_s * 1000))
 
 
-def locks_on(broker: OwnRedis, lease_s: float = 60.0) -> ChannelLocks:
-    return ChannelLocks(redis.Redis.from_url(broker.url), int(lease_s * 1000))
-
-
-def test_a_channel_is_held_by_one_worker_at_a_time_and_others_are_free(broker: OwnRedis) -> None:
-    first, second = locks_on(broker), locks_on(broker)
+def test_a_channel_is_held_by_one_worker_at_a_time_and_others_are_free(own_redis: OwnRedis) -> None:
+    first, second = locks_on(own_redis), locks_on(own_redis)
     taken = first.take([A, A])
     assert list(taken) == [A]
     assert second.take([A, B]).keys() == {B}  # A is held; B, the control, is free
@@ -45,8 +37,8 @@ def test_a_channel_is_held_by_one_worker_at_a_time_and_others_are_free(broker: O
     assert again.keys() == {A} and again[A] > taken[A]  # fencing tokens only grow
 
 
-def test_a_late_release_never_frees_the_lock_a_newer_holder_took(broker: OwnRedis) -> None:
-    slow, quick = locks_on(broker, lease_s=0.2), locks_on(broker)
+def test_a_late_release_never_frees_the_lock_a_newer_holder_took(own_redis: OwnRedis) -> None:
+    slow, quick = locks_on(own_redis, lease_s=0.2), locks_on(own_redis)
     stale = slow.take([A])
     time.sleep(0.4)  # the slow worker's lease ran out
     fresh = quick.take([A])
@@ -57,20 +49,20 @@ def test_a_late_release_never_frees_the_lock_a_newer_holder_took(broker: OwnRedi
     assert quick.holder(A) is None
 
 
-def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(tmp_path, broker) -> None:
+def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(tmp_path, own_redis) -> None:
     data_dir = tmp_path / "prod"
     env = {
-        "TEAMLORE_REDIS_URL": broker.url,
+        "TEAMLORE_REDIS_URL": own_redis.url,
         "TEAMLORE_DATA_DIR": str(data_dir),
         "TEAMLORE_WIKI_WINDOW_S": "0",
         "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # the retry comes after busy_delay: 2 s
     }
     worker = _Worker(data_dir, tmp_path / "worker.log", env)
-    other = locks_on(broker)  # another worker, holding C1
+    other = locks_on(own_redis)  # another worker, holding C1
     try:
         held = other.take([A])
         events = [_line("a-1"), _line("b-1", channel="C2", text="The lease ends in June.")]
-        app = make_celery(Settings(redis_url=broker.url, data_dir=data_dir, _env_file=None))
+        app = make_celery(Settings(redis_url=own_redis.url, data_dir=data_dir, _env_file=None))
         app.send_task("teamlore.ingest", args=[events], queue=INGEST)
         worker.wait_for("of channels another worker holds")
         assert _stored(data_dir) == {"b-1"}  # the free channel, at once; C1's event waits
@@ -88,8 +80,8 @@ def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(t
         other.close()
 
 
-def test_a_hold_is_renewed_while_its_worker_works_and_lapses_when_it_stops(broker: OwnRedis) -> None:
-    worker, rival = locks_on(broker, lease_s=0.3), locks_on(broker)
+def test_a_hold_is_renewed_while_its_worker_works_and_lapses_when_it_stops(own_redis: OwnRedis) -> None:
+    worker, rival = locks_on(own_redis, lease_s=0.3), locks_on(own_redis)
     with worker.holding([A]) as taken:
         time.sleep(1.0)  # three leases: renewed all along
         assert rival.take([A]) == {}
@@ -100,8 +92,10 @@ def test_a_hold_is_renewed_while_its_worker_works_and_lapses_when_it_stops(broke
     assert rival.take([A]).keys() == {A} and rival.holder(A) != stopped[A]
 
 
-def test_an_admin_job_waits_for_every_channel_it_needs_and_takes_them_all_or_none(broker: OwnRedis) -> None:
-    admin, ingest = locks_on(broker), locks_on(broker)
+def test_an_admin_job_waits_for_every_channel_it_needs_and_takes_them_all_or_none(
+    own_redis: OwnRedis,
+) -> None:
+    admin, ingest = locks_on(own_redis), locks_on(own_redis)
     held = ingest.take([B])
     releaser = threading.Timer(0.3, ingest.release, args=[held])
     releaser.start()
@@ -127,12 +121,14 @@ def _in_process_worker(tmp_path: Path, url: str):
     return tasks
 
 
-def test_a_reindex_holds_its_channel_and_waits_while_a_batch_holds_it(tmp_path, broker, monkeypatch) -> None:
+def test_a_reindex_holds_its_channel_and_waits_while_a_batch_holds_it(
+    tmp_path, own_redis, monkeypatch
+) -> None:
     from teamlore.capabilities import reindex as reindexing
     from teamlore.workers.pipeline import ingest
 
-    tasks = _in_process_worker(tmp_path, broker.url)
-    rival = locks_on(broker)
+    tasks = _in_process_worker(tmp_path, own_redis.url)
+    rival = locks_on(own_redis)
     seen: list[int | None] = []
     original = reindexing.reindex_channel
 
@@ -157,11 +153,11 @@ def test_a_reindex_holds_its_channel_and_waits_while_a_batch_holds_it(tmp_path, 
         tasks._lore.cache_clear()
 
 
-def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, broker, monkeypatch) -> None:
+def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, own_redis, monkeypatch) -> None:
     from teamlore.workers.pipeline import ingest
 
-    tasks = _in_process_worker(tmp_path, broker.url)
-    rival = locks_on(broker)
+    tasks = _in_process_worker(tmp_path, own_redis.url)
+    rival = locks_on(own_redis)
     try:
         lore = tasks._lore()
         said = [
@@ -183,16 +179,16 @@ def test_an_erasure_holds_every_channel_of_the_workspace(tmp_path, broker, monke
         tasks._lore.cache_clear()
 
 
-def test_the_command_line_reindex_and_erase_wait_for_a_held_channel_too(tmp_path, broker, capsys) -> None:
+def test_the_command_line_reindex_and_erase_wait_for_a_held_channel_too(tmp_path, own_redis, capsys) -> None:
     from teamlore.app import Teamlore
     from teamlore.cli import main
 
     data_dir = tmp_path / "cli"
-    settings = Settings(data_dir=data_dir, redis_url=broker.url, admin_wait_s=0.3, _env_file=None)
+    settings = Settings(data_dir=data_dir, redis_url=own_redis.url, admin_wait_s=0.3, _env_file=None)
     lore = Teamlore(settings)
     lore.ingest([event("The build server runs Debian.", workspace="T1", message_id="m1", author_id="U9")])
     lore.close()
-    rival = locks_on(broker)
+    rival = locks_on(own_redis)
     held = rival.take([A])  # a worker is applying a batch of C1
 
     def run(*args: str) -> tuple[int, str]:
@@ -201,7 +197,7 @@ def test_the_command_line_reindex_and_erase_wait_for_a_held_channel_too(tmp_path
         captured = capsys.readouterr()
         return int(done.value.code or 0), captured.out + captured.err
 
-    environ = {"TEAMLORE_REDIS_URL": broker.url, "TEAMLORE_ADMIN_WAIT_S": "0.3"}
+    environ = {"TEAMLORE_REDIS_URL": own_redis.url, "TEAMLORE_ADMIN_WAIT_S": "0.3"}
     with pytest.MonkeyPatch.context() as patch:
         for name, value in environ.items():
             patch.setenv(name, value)

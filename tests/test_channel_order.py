@@ -9,10 +9,8 @@ import base64
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import redis
 
 from teamlore.config import Settings
@@ -21,17 +19,9 @@ from teamlore.stores.redis.channel_order import ChannelOrder, from_wire, to_wire
 from teamlore.workers.celery_app import INGEST, make_celery
 from teamlore.workers.producer import Producer
 
-from .redis_server import OwnRedis
 from .test_hostile_input import _line, _stored, _Worker
 
 A, B = ("T1", "C1"), ("T1", "C2")
-
-
-@pytest.fixture
-def own(tmp_path: Path) -> Iterator[OwnRedis]:
-    server = OwnRedis(tmp_path / "redis", aof=False).start()
-    yield server
-    server.stop()
 
 
 class _Clock:
@@ -42,8 +32,8 @@ class _Clock:
         return self.now
 
 
-def test_each_channel_is_numbered_on_its_own_and_a_batch_waits_for_the_one_before_it(own) -> None:
-    order = ChannelOrder(redis.Redis.from_url(own.url), gap_s=60)
+def test_each_channel_is_numbered_on_its_own_and_a_batch_waits_for_the_one_before_it(own_redis) -> None:
+    order = ChannelOrder(redis.Redis.from_url(own_redis.url), gap_s=60)
     assert order.number([A, B, A]) == {A: 1, B: 1}
     assert order.number([A]) == {A: 2}
     assert not order.turn(A, 2)  # batch 1 of C1 is not applied yet
@@ -59,9 +49,9 @@ def test_each_channel_is_numbered_on_its_own_and_a_batch_waits_for_the_one_befor
     assert from_wire(None) == {} and from_wire([["T1", "C1"]]) == {}  # an older task: no numbers
 
 
-def test_a_batch_that_never_comes_holds_its_channel_back_for_the_gap_and_no_longer(own) -> None:
+def test_a_batch_that_never_comes_holds_its_channel_back_for_the_gap_and_no_longer(own_redis) -> None:
     clock = _Clock()
-    order = ChannelOrder(redis.Redis.from_url(own.url), gap_s=60, clock=clock)
+    order = ChannelOrder(redis.Redis.from_url(own_redis.url), gap_s=60, clock=clock)
     assert not order.turn(A, 3)  # batch 1 and 2 are missing: the wait starts
     clock.now += 59
     assert not order.turn(A, 2)
@@ -84,20 +74,20 @@ def _queued(client: redis.Redis) -> list[tuple[list[str], dict]]:
     return tasks
 
 
-def test_the_producer_numbers_each_batch_once_also_when_it_waits_in_the_spool(own, tmp_path) -> None:
-    settings = Settings(data_dir=tmp_path / "p", redis_url=own.url, producer_retry_s=0, _env_file=None)
+def test_the_producer_numbers_each_batch_once_also_when_it_waits_in_the_spool(own_redis, tmp_path) -> None:
+    settings = Settings(data_dir=tmp_path / "p", redis_url=own_redis.url, producer_retry_s=0, _env_file=None)
     producer = Producer(settings)
     one = [parse_event(_line("a-1"), 40_000), parse_event(_line("b-1", channel="C2"), 40_000)]
     assert producer.enqueue(one).sent == 2
     assert producer.enqueue([parse_event(_line("a-2"), 40_000)]).sent == 1
-    client = redis.Redis.from_url(own.url)
+    client = redis.Redis.from_url(own_redis.url)
     assert _queued(client) == [(["a-1", "b-1"], {A: 1, B: 1}), (["a-2"], {A: 2})]
 
-    own.stop()  # Redis down: the batch is spooled with no number (none could be given)
+    own_redis.stop()  # Redis down: the batch is spooled with no number (none could be given)
     assert producer.enqueue([parse_event(_line("a-3"), 40_000)]).spooled == 1
-    own.start()
+    own_redis.start()
     assert producer.replay_spool() == 1
-    client = redis.Redis.from_url(own.url)  # the server restarted empty (no AOF): numbers begin again
+    client = redis.Redis.from_url(own_redis.url)  # the server restarted empty (no AOF): numbers begin again
     assert _queued(client)[-1] == (["a-3"], {A: 1})
 
 
@@ -109,16 +99,16 @@ def _ledger_order(data_dir: Path) -> list[str]:
         db.close()
 
 
-def test_a_worker_applies_a_channels_later_batch_only_after_the_earlier_one(tmp_path, own) -> None:
+def test_a_worker_applies_a_channels_later_batch_only_after_the_earlier_one(tmp_path, own_redis) -> None:
     data_dir = tmp_path / "prod"
     env = {
-        "TEAMLORE_REDIS_URL": own.url,
+        "TEAMLORE_REDIS_URL": own_redis.url,
         "TEAMLORE_DATA_DIR": str(data_dir),
         "TEAMLORE_WIKI_WINDOW_S": "0",
         "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # tried again every 2 s; the gap is 60 s
     }
-    order = ChannelOrder.from_url(own.url)
-    app = make_celery(Settings(redis_url=own.url, data_dir=data_dir, _env_file=None))
+    order = ChannelOrder.from_url(own_redis.url)
+    app = make_celery(Settings(redis_url=own_redis.url, data_dir=data_dir, _env_file=None))
     worker = _Worker(data_dir, tmp_path / "worker.log", env)
     try:
         first, second = order.number([A]), order.number([A])
