@@ -3,17 +3,19 @@ process of its own) and one Weaviate (the wire double, over the client's real pr
 where one inline run of the same history ends: the same facts, pages and audit, with workers
 killed and restarted at random while they work.
 
-Every channel's events travel in batches of ``SIZE``, all queued at once, channels interleaved;
-three workers take them as they come, each channel held by one worker at a time and its batches
-applied in the order they were queued (``stores.redis.channel_order``); the inline run applies the
-same batches one after another. One thing is fixed first (docs/deployment.md, "Order, and what
-the multi-process test shows"): what a message means depends on the people the workspace knows
-when it is read (its authors so far, every channel's), so a roll call, one greeting by each
-author, goes in before the rest, in both runs; without it, channels applied in another order
-than the inline run's may read differently."""
+The history is the sample and, after it, a synthetic history of another workspace
+(bench/synthetic.py). Every channel's events travel in batches of ``SIZE``, all queued at once,
+channels interleaved; three workers take them as they come, each channel held by one worker at a
+time and its batches applied in the order they were queued (``stores.redis.channel_order``); the
+inline run applies the same batches one after another. One thing is fixed first
+(docs/deployment.md, "What the multi-process test shows"): what a message means depends on the
+people the workspace knows when it is read (its authors so far, every channel's), so a roll call,
+one greeting by each author, goes in before the rest, in both runs; without it, channels applied
+in another order than the inline run's may read differently."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import random
@@ -37,6 +39,8 @@ from .mongo_server import drop_database, fresh_database
 from .test_production import Worker
 
 WS = "T0ACME"
+WORKSPACES = (WS, "T0BENCH")  # the sample's, the synthetic history's
+ROOT = Path(__file__).resolve().parents[1]
 SECRET = "one secret the whole stack shares"
 
 
@@ -52,24 +56,34 @@ def _stack(server, weaviate_wire, database: str, collection: str) -> dict[str, o
 
 
 SIZE = 30
+SYNTHETIC = 240  # events of bench/synthetic.py's history (workspace T0BENCH), after the sample's
 
 
-def _roll_call() -> list:
-    """One greeting by each author of the sample, in a channel of its own."""
-    first: dict[str, object] = {}
-    for item in read_events_file(SAMPLE, 40_000):
-        first.setdefault(item.event.author_id, item.event)
+def _history() -> list:
+    """The sample, then a synthetic history of another workspace (bench/synthetic.py)."""
+    spec = importlib.util.spec_from_file_location("synthetic", ROOT / "bench" / "synthetic.py")
+    assert spec is not None and spec.loader is not None
+    synthetic = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(synthetic)
+    return [item.event for item in read_events_file(SAMPLE, 40_000)] + synthetic.generate(SYNTHETIC, seed=18)
+
+
+def _roll_call(history: list) -> list:
+    """One greeting by each author of the history, in a channel of its own in their workspace."""
+    first: dict[tuple[str, str], object] = {}
+    for e in history:
+        first.setdefault((e.workspace, e.author_id), e)
     hello = {"channel": "C00HELLO", "channel_name": "hello", "kind": EventKind.CREATED, "text": "Hi!"}
     hello |= {"thread_id": None, "shared_in": None, "file_ref": "", "permalink": ""}
-    return [e.model_copy(update={**hello, "message_id": f"hi-{a}"}) for a, e in first.items()]
+    return [e.model_copy(update={**hello, "message_id": f"hi-{a}"}) for (_, a), e in first.items()]
 
 
-def _batches() -> list[list]:
-    """Each channel's events in the file's order, in batches of ``SIZE``, the channels' batches
+def _batches(history: list) -> list[list]:
+    """Each channel's events in the history's order, in batches of ``SIZE``, the channels' batches
     interleaved (the first of each channel, then the second of each...)."""
-    by_channel: dict[str, list] = {}
-    for item in read_events_file(SAMPLE, 40_000):
-        by_channel.setdefault(item.event.channel, []).append(item.event)
+    by_channel: dict[tuple[str, str], list] = {}
+    for e in history:
+        by_channel.setdefault((e.workspace, e.channel), []).append(e)
     split = [[events[i : i + SIZE] for i in range(0, len(events), SIZE)] for events in by_channel.values()]
     return [batch for row in itertools.zip_longest(*split) for batch in row if batch]
 
@@ -77,19 +91,22 @@ def _batches() -> list[list]:
 def _knowledge(lore: Teamlore, raw: MongoClient) -> tuple[set[tuple], dict[str, str], Counter]:
     """Current facts, current pages (after a flush of everything due) and the audit log's events
     (without their times and sequence numbers, which the clock and the order of commits set)."""
-    channels = [c.channel for c in lore.stores.messages.channels(WS)]
     facts = set()
-    for channel in channels:
-        for fact_id in lore.stores.facts.current_ids(WS, channel):
-            f = lore.stores.facts.current_version(fact_id)
-            assert f is not None
-            facts.add(
-                (f.fact_id, f.version, f.statement, f.status.value, f.valid_from, f.valid_to, f.evidence)
-            )
+    for workspace in WORKSPACES:
+        for channel in [c.channel for c in lore.stores.messages.channels(workspace)]:
+            for fact_id in lore.stores.facts.current_ids(workspace, channel):
+                f = lore.stores.facts.current_version(fact_id)
+                assert f is not None
+                facts.add(
+                    (f.fact_id, f.version, f.statement, f.status.value, f.valid_from, f.valid_to, f.evidence)
+                )
     lore.wiki.flush(everything=True)
     pages = {
         p.page_id: lore.stores.pages.current(p.page_id).markdown
-        for p, version in lore.stores.pages.pages(WS, channels)
+        for workspace in WORKSPACES
+        for p, version in lore.stores.pages.pages(
+            workspace, [c.channel for c in lore.stores.messages.channels(workspace)]
+        )
         if version
     }
     audit = Counter(
@@ -126,7 +143,8 @@ def inline(nx_server, weaviate_wire, embedder, raw, tmp_path_factory):
         **_stack(nx_server, weaviate_wire, database, f"Inline{uuid.uuid4().hex[:10]}"),
     )
     lore = Teamlore(settings, embedder=embedder)
-    for batch in [_roll_call(), *_batches()]:
+    history = _history()
+    for batch in [_roll_call(history), *_batches(history)]:
         ingest(batch, lore.pipeline)
     known = _knowledge(lore, raw)
     lore.close()
@@ -199,13 +217,14 @@ def test_three_workers_with_no_shared_disk_killed_at_random_end_where_one_inline
         return worker
 
     workers = [start(i) for i in range(3)]
-    batches = _batches()
+    history = _history()
+    batches = _batches(history)
     ledger = raw[database]["event_ledger"]
     rng = random.Random(18)
     killed = 0
     try:
         producer = Producer(Settings(data_dir=tmp_path / "producer", redis_url=broker.url, _env_file=None))
-        roll_call = _roll_call()
+        roll_call = _roll_call(history)
         assert producer.enqueue(roll_call).sent == len(roll_call)
         _until(lambda: ledger.count_documents({}) >= len(roll_call), 60, "the roll call to be applied")
         total = len(roll_call) + len({e.idempotency_key for batch in batches for e in batch})
