@@ -49,14 +49,20 @@ def test_a_late_release_never_frees_the_lock_a_newer_holder_took(own_redis: OwnR
     assert quick.holder(A) is None
 
 
-def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(tmp_path, own_redis) -> None:
-    data_dir = tmp_path / "prod"
-    env = {
-        "TEAMLORE_REDIS_URL": own_redis.url,
+def worker_env(redis_url: str, data_dir: Path) -> dict[str, str]:
+    """A worker on ``redis_url`` whose held or early batches are tried again every 2 s (busy_delay
+    of an 8 s visibility timeout; a channel waits 60 s for a batch that never comes)."""
+    return {
+        "TEAMLORE_REDIS_URL": redis_url,
         "TEAMLORE_DATA_DIR": str(data_dir),
         "TEAMLORE_WIKI_WINDOW_S": "0",
-        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # the retry comes after busy_delay: 2 s
+        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",
     }
+
+
+def test_a_worker_applies_the_free_channels_and_leaves_a_held_one_on_the_queue(tmp_path, own_redis) -> None:
+    data_dir = tmp_path / "prod"
+    env = worker_env(own_redis.url, data_dir)
     worker = _Worker(data_dir, tmp_path / "worker.log", env)
     other = locks_on(own_redis)  # another worker, holding C1
     try:

@@ -19,6 +19,7 @@ from teamlore.stores.redis.channel_order import ChannelOrder, from_wire, to_wire
 from teamlore.workers.celery_app import INGEST, make_celery
 from teamlore.workers.producer import Producer
 
+from .test_channel_lock import worker_env
 from .test_hostile_input import _line, _stored, _Worker
 
 A, B = ("T1", "C1"), ("T1", "C2")
@@ -101,12 +102,7 @@ def _ledger_order(data_dir: Path) -> list[str]:
 
 def test_a_worker_applies_a_channels_later_batch_only_after_the_earlier_one(tmp_path, own_redis) -> None:
     data_dir = tmp_path / "prod"
-    env = {
-        "TEAMLORE_REDIS_URL": own_redis.url,
-        "TEAMLORE_DATA_DIR": str(data_dir),
-        "TEAMLORE_WIKI_WINDOW_S": "0",
-        "TEAMLORE_CELERY_VISIBILITY_TIMEOUT_S": "8",  # tried again every 2 s; the gap is 60 s
-    }
+    env = worker_env(own_redis.url, data_dir)
     order = ChannelOrder.from_url(own_redis.url)
     app = make_celery(Settings(redis_url=own_redis.url, data_dir=data_dir, _env_file=None))
     worker = _Worker(data_dir, tmp_path / "worker.log", env)
